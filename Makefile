@@ -1,0 +1,36 @@
+# The two commands of the README: `go run ./cmd/hcp-apiserver` starts a server,
+# `make test` runs every test on a fresh machine (it installs what it needs).
+
+GO ?= go
+TEST_TIMEOUT ?= 60m
+export PATH := $(PATH):/usr/sbin
+
+.PHONY: all build test test-deps verify vet unit bench codegen clean
+
+all: build
+
+build:
+	$(GO) build -o _output/bin/ ./cmd/...
+
+test: test-deps verify build
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+test-deps:
+	bash hack/install-test-deps.sh
+
+verify: vet
+	bash hack/verify-codegen.sh
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+vet:
+	$(GO) vet ./...
+
+codegen:
+	bash hack/update-codegen.sh
+
+# Measures throughput and latency next to raw etcd; see test/bench/README.md.
+bench:
+	$(GO) run ./test/bench $(BENCH_ARGS)
+
+clean:
+	rm -rf _output hcp-data

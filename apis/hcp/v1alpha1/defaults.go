@@ -1,0 +1,87 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+)
+
+// The defaults are ARM's, from the 2026-09-01-preview OpenAPI document.
+const (
+	DefaultChannelGroup             = "stable"
+	DefaultNetworkType              = "OVNKubernetes"
+	DefaultPodCIDR                  = "10.128.0.0/14"
+	DefaultServiceCIDR              = "172.30.0.0/16"
+	DefaultMachineCIDR              = "10.0.0.0/16"
+	DefaultHostPrefix         int32 = 23
+	DefaultVisibility               = "Public"
+	DefaultOutboundType             = "LoadBalancer"
+	DefaultImageRegistry            = "Enabled"
+	DefaultCryptoRestrictions       = "None"
+	DefaultEncryptionType           = "KMS"
+	DefaultOSDiskSizeGiB      int32 = 64
+	DefaultDiskStorageType          = "Premium_LRS"
+	DefaultDiskType                 = "Managed"
+	DefaultUpgradeType              = "Replace"
+	// DefaultExpirationSeconds is the longest a break-glass credential lives: 24 hours.
+	DefaultExpirationSeconds int64 = 24 * 60 * 60
+)
+
+func addDefaultingFuncs(scheme *runtime.Scheme) error {
+	return RegisterDefaults(scheme)
+}
+
+// SetDefaults_HCPClusterSpec fills what ARM fills when a request leaves it out.
+func SetDefaults_HCPClusterSpec(spec *HCPClusterSpec) {
+	setDefault(&spec.Version.ChannelGroup, DefaultChannelGroup)
+	setDefault(&spec.Network.NetworkType, DefaultNetworkType)
+	setDefault(&spec.Network.PodCIDR, DefaultPodCIDR)
+	setDefault(&spec.Network.ServiceCIDR, DefaultServiceCIDR)
+	setDefault(&spec.Network.MachineCIDR, DefaultMachineCIDR)
+	if spec.Network.HostPrefix == 0 {
+		spec.Network.HostPrefix = DefaultHostPrefix
+	}
+	setDefault(&spec.API.Visibility, DefaultVisibility)
+	setDefault(&spec.Ingress.Type, DefaultVisibility)
+	setDefault(&spec.Platform.OutboundType, DefaultOutboundType)
+	setDefault(&spec.ClusterImageRegistry.State, DefaultImageRegistry)
+	setDefault(&spec.CryptoRestrictions, DefaultCryptoRestrictions)
+	if cm := spec.Etcd.DataEncryption; cm != nil && cm.CustomerManaged != nil {
+		setDefault(&cm.CustomerManaged.EncryptionType, DefaultEncryptionType)
+	}
+}
+
+// SetDefaults_NodePoolSpec fills what ARM fills when a request leaves it out.
+func SetDefaults_NodePoolSpec(spec *NodePoolSpec) {
+	if spec.Version.ID != "" {
+		setDefault(&spec.Version.ChannelGroup, DefaultChannelGroup)
+	}
+	if spec.AutoRepair == nil {
+		spec.AutoRepair = ptr.To(true)
+	}
+	if spec.Platform.OSDisk.SizeGiB == 0 {
+		spec.Platform.OSDisk.SizeGiB = DefaultOSDiskSizeGiB
+	}
+	setDefault(&spec.Platform.OSDisk.DiskStorageAccountType, DefaultDiskStorageType)
+	setDefault(&spec.Platform.OSDisk.DiskType, DefaultDiskType)
+	setDefault(&spec.UpgradeType, DefaultUpgradeType)
+}
+
+// SetDefaults_BreakglassCredentialSpec gives a credential the longest allowed life unless asked otherwise.
+func SetDefaults_BreakglassCredentialSpec(spec *BreakglassCredentialSpec) {
+	if spec.ExpirationSeconds == nil {
+		spec.ExpirationSeconds = ptr.To(DefaultExpirationSeconds)
+	}
+}
+
+// SetDefaults_ManagementClusterSpec makes a new management cluster schedulable.
+func SetDefaults_ManagementClusterSpec(spec *ManagementClusterSpec) {
+	if spec.Schedulable == nil {
+		spec.Schedulable = ptr.To(true)
+	}
+}
+
+func setDefault(field *string, value string) {
+	if *field == "" {
+		*field = value
+	}
+}

@@ -1,0 +1,124 @@
+package app
+
+import (
+	"context"
+	"net"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/wait"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/embeddedetcd"
+)
+
+// NewCommand returns the hcp-apiserver command.
+func NewCommand(ctx context.Context) *cobra.Command {
+	return NewCommandWithOptions(ctx, NewOptions())
+}
+
+// NewCommandWithOptions returns the command with o as defaults for its flags; tests use it
+// to hand over a listener they opened.
+func NewCommandWithOptions(ctx context.Context, o *Options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hcp-apiserver",
+		Short: "Serves ARO HCP hosted clusters, node pools, break-glass credentials and management clusters as Kubernetes resources",
+		Long: `hcp-apiserver serves the hcp.aro.azure.com API group from etcd.
+
+With no --etcd-servers it runs an embedded etcd in --data-dir. With no
+--authentication-kubeconfig / --authorization-kubeconfig and outside a pod it
+runs standalone: it makes its own CA and writes <data-dir>/admin.kubeconfig
+once it is ready to serve. Otherwise it runs aggregated behind kube-apiserver.`,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			return o.ComponentGlobalsRegistry.Set()
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			return Run(c.Context(), o)
+		},
+		SilenceUsage: true,
+	}
+	cmd.SetContext(ctx)
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// Run starts the server and blocks until ctx is done, then stops the API before etcd.
+func Run(ctx context.Context, o *Options) error {
+	logger := klog.FromContext(ctx)
+	if o.Standalone() {
+		// The kubeconfig appears only once the server is ready, so its presence means "ready".
+		if err := os.Remove(o.AdminKubeconfig()); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	var etcd *embeddedetcd.Etcd
+	if len(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList) == 0 {
+		var err error
+		if etcd, err = embeddedetcd.Start(ctx, o.DataDir+"/etcd"); err != nil {
+			return err
+		}
+		// Deferred calls run after the API server has drained, so etcd outlives every request.
+		defer etcd.Close()
+		o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = []string{etcd.ClientURL}
+	}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	config, err := o.Config()
+	if err != nil {
+		return err
+	}
+	server, err := config.Complete().New()
+	if err != nil {
+		return err
+	}
+	if o.Standalone() {
+		loopback := config.GenericConfig.LoopbackClientConfig
+		server.GenericAPIServer.AddPostStartHookOrDie("write-admin-kubeconfig", func(hookCtx genericapiserver.PostStartHookContext) error {
+			go writeAdminKubeconfigWhenReady(hookCtx, o, loopback, config.GenericConfig.SecureServing.Listener.Addr().String())
+			return nil
+		})
+	}
+	if etcd != nil {
+		go func() {
+			select {
+			case err := <-etcd.Err():
+				logger.Error(err, "Embedded etcd failed")
+			case <-ctx.Done():
+			}
+		}()
+	}
+	logger.Info("Starting hcp-apiserver", "standalone", o.Standalone(), "dataDir", o.DataDir)
+	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+}
+
+// writeAdminKubeconfigWhenReady waits for /readyz to pass, then writes admin.kubeconfig.
+func writeAdminKubeconfigWhenReady(ctx context.Context, o *Options, loopback *rest.Config, addr string) {
+	logger := klog.FromContext(ctx)
+	client, err := discovery.NewDiscoveryClientForConfig(loopback)
+	if err != nil {
+		logger.Error(err, "Cannot check readiness")
+		return
+	}
+	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		return client.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error() == nil, nil
+	})
+	if err != nil {
+		return
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		logger.Error(err, "Cannot tell the serving port", "address", addr)
+		return
+	}
+	url := "https://" + net.JoinHostPort("127.0.0.1", port)
+	if err := o.PKI().WriteAdminKubeconfig(o.AdminKubeconfig(), url); err != nil {
+		logger.Error(err, "Cannot write the admin kubeconfig")
+		return
+	}
+	logger.Info("Ready; wrote the admin kubeconfig", "path", o.AdminKubeconfig(), "server", url)
+}

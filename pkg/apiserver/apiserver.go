@@ -1,0 +1,95 @@
+// Package apiserver assembles hcp-apiserver: the scheme of the API, the storage
+// of every resource, and the generic API server that serves them.
+package apiserver
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/install"
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/breakglasscredential"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/hcpcluster"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/managementcluster"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/nodepool"
+)
+
+var (
+	// Scheme knows every type the server reads and writes.
+	Scheme = runtime.NewScheme()
+	// Codecs encodes and decodes them in every media type the server speaks.
+	Codecs = serializer.NewCodecFactory(Scheme)
+)
+
+func init() {
+	install.Install(Scheme)
+	// Options and status types that every group shares are registered unversioned, as kube-apiserver does.
+	metav1.AddToGroupVersion(Scheme, schema.GroupVersion{Version: "v1"})
+	Scheme.AddUnversionedTypes(schema.GroupVersion{Group: "", Version: "v1"},
+		&metav1.Status{}, &metav1.APIVersions{}, &metav1.APIGroupList{}, &metav1.APIGroup{}, &metav1.APIResourceList{},
+	)
+}
+
+// Config is the configuration of an hcp-apiserver.
+type Config struct {
+	GenericConfig *genericapiserver.RecommendedConfig
+}
+
+// CompletedConfig is a Config with every default filled in.
+type CompletedConfig struct {
+	GenericConfig genericapiserver.CompletedConfig
+}
+
+// Complete fills in the defaults of the generic server.
+func (c *Config) Complete() CompletedConfig {
+	return CompletedConfig{GenericConfig: c.GenericConfig.Complete()}
+}
+
+// Server is a running hcp-apiserver.
+type Server struct {
+	GenericAPIServer *genericapiserver.GenericAPIServer
+}
+
+// New builds the server and installs the hcp.aro.azure.com API group.
+func (c CompletedConfig) New() (*Server, error) {
+	generic, err := c.GenericConfig.New("hcp-apiserver", genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, err
+	}
+	storage, err := NewStorage(c.GenericConfig.RESTOptionsGetter)
+	if err != nil {
+		return nil, err
+	}
+	group := genericapiserver.NewDefaultAPIGroupInfo(hcp.GroupName, Scheme, metav1.ParameterCodec, Codecs)
+	group.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = storage
+	if err := generic.InstallAPIGroup(&group); err != nil {
+		return nil, err
+	}
+	return &Server{GenericAPIServer: generic}, nil
+}
+
+// NewStorage returns the storage of every resource and subresource of v1alpha1.
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	storage := map[string]rest.Storage{}
+	for resource, newREST := range map[string]func(*runtime.Scheme, generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error){
+		"hcpclusters":           hcpcluster.NewREST,
+		"nodepools":             nodepool.NewREST,
+		"breakglasscredentials": breakglasscredential.NewREST,
+		"managementclusters":    managementcluster.NewREST,
+	} {
+		main, status, err := newREST(Scheme, optsGetter)
+		if err != nil {
+			return nil, err
+		}
+		storage[resource] = main
+		storage[resource+"/status"] = status
+	}
+	return storage, nil
+}

@@ -1,0 +1,93 @@
+package hcp
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// Category groups every resource of the API so that `kubectl get hcp` lists them together.
+const Category = "hcp"
+
+// REST is the storage of one resource: the generic etcd store plus what kubectl discovers.
+type REST struct {
+	*genericregistry.Store
+	shortNames []string
+}
+
+var (
+	_ rest.ShortNamesProvider = &REST{}
+	_ rest.CategoriesProvider = &REST{}
+)
+
+// ShortNames implements rest.ShortNamesProvider.
+func (r *REST) ShortNames() []string { return r.shortNames }
+
+// Categories implements rest.CategoriesProvider.
+func (r *REST) Categories() []string { return []string{Category} }
+
+// StatusREST serves the /status subresource: it reads the whole object and writes only its status.
+type StatusREST struct {
+	store *genericregistry.Store
+}
+
+var (
+	_ rest.Patcher              = &StatusREST{}
+	_ rest.ResetFieldsStrategy  = &StatusREST{}
+	_ rest.TableConvertor       = &StatusREST{}
+	_ rest.Storage              = &StatusREST{}
+	_ rest.SingularNameProvider = &REST{}
+)
+
+// New implements rest.Storage.
+func (r *StatusREST) New() runtime.Object { return r.store.New() }
+
+// Destroy implements rest.Storage; the main store owns the shared etcd client.
+func (r *StatusREST) Destroy() {}
+
+// Get retrieves the object, so that clients can patch its status.
+func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
+	return r.store.Get(ctx, name, options)
+}
+
+// Update writes the status of the object; the status strategy keeps the spec as stored.
+func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	// Status writes never create: an object is created through the main resource.
+	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+}
+
+// GetResetFields implements rest.ResetFieldsStrategy.
+func (r *StatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return r.store.GetResetFields()
+}
+
+// ConvertToTable implements rest.TableConvertor.
+func (r *StatusREST) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	return r.store.ConvertToTable(ctx, object, tableOptions)
+}
+
+// StoreOptions is what differs between the resources of the API.
+type StoreOptions struct {
+	Store          *genericregistry.Store
+	StatusStrategy rest.UpdateResetFieldsStrategy
+	ShortNames     []string
+	AttrFunc       storage.AttrFunc
+}
+
+// NewStores completes the resource's store on etcd and derives its /status store from it.
+func NewStores(o StoreOptions, optsGetter generic.RESTOptionsGetter) (*REST, *StatusREST, error) {
+	store := o.Store
+	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: o.AttrFunc}); err != nil {
+		return nil, nil, err
+	}
+	statusStore := *store
+	statusStore.UpdateStrategy = o.StatusStrategy
+	statusStore.ResetFieldsStrategy = o.StatusStrategy
+	return &REST{Store: store, shortNames: o.ShortNames}, &StatusREST{store: &statusStore}, nil
+}
