@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"slices"
@@ -133,7 +134,7 @@ func validateNodePoolSpec(spec *hcp.NodePoolSpec, fldPath *field.Path) field.Err
 func validateNodePoolVersion(v *hcp.VersionProfile, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	if v.ID != "" && !nodePoolVersionRegexp.MatchString(v.ID) {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("id"), v.ID, "must be MAJOR.MINOR.PATCH, such as 4.20.8"))
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("id"), v.ID, "must be MAJOR.MINOR.PATCH, such as 4.20.8, with a pre-release suffix for candidate and nightly releases, such as 4.21.0-rc.1"))
 	}
 	return append(allErrs, validateOptionalEnum(fldPath.Child("channelGroup"), v.ChannelGroup, channelGroups)...)
 }
@@ -246,7 +247,7 @@ func validateConfigDocuments(docs []runtime.RawExtension, kinds []documentKind, 
 		h, err := decodeDocumentHeader(&docs[i])
 		if err != nil {
 			allErrs = append(allErrs, field.Invalid(p, field.OmitValueType{},
-				fmt.Sprintf("must be a %s document (a JSON object with apiVersion, kind and metadata.name): %v", strings.Join(allowed, ", "), err)))
+				fmt.Sprintf("must be an object with apiVersion, kind (one of %s) and metadata.name: %v", strings.Join(allowed, ", "), err)))
 			continue
 		}
 
@@ -288,13 +289,13 @@ func decodeDocumentHeader(doc *runtime.RawExtension) (*documentHeader, error) {
 	if err != nil {
 		return nil, err
 	}
+	if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' {
+		return nil, fmt.Errorf("not a JSON object")
+	}
 	// Case-sensitive, as the API server decodes: "Kind" is not "kind".
-	var h *documentHeader
+	var h documentHeader
 	if err := utiljson.Unmarshal(raw, &h); err != nil {
 		return nil, err
 	}
-	if h == nil {
-		return nil, fmt.Errorf("the document is empty")
-	}
-	return h, nil
+	return &h, nil
 }
