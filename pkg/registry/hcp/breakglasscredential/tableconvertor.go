@@ -15,7 +15,7 @@ var tableConvertor = hcpregistry.TableConvertor[*hcp.BreakglassCredential]{
 	Columns: []metav1.TableColumnDefinition{
 		{Name: "Cluster", Type: "string", Description: "The HCPCluster the credential is for."},
 		{Name: "Phase", Type: "string", Description: "Pending, Issued, Failed, Expired or Revoked."},
-		{Name: "Expires", Type: "string", Format: "date-time", Description: "When the certificate stops being valid."},
+		{Name: "Expires", Type: "string", Description: "When the certificate stops being valid."},
 	},
 	WideColumns: []metav1.TableColumnDefinition{
 		{Name: "Lifetime", Type: "string", Description: "The lifetime asked for."},

@@ -1,0 +1,68 @@
+package breakglasscredential
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	genericregistrytest "k8s.io/apiserver/pkg/registry/generic/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/registrytest"
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
+)
+
+func newTester(t *testing.T) *genericregistrytest.Tester {
+	opts := registrytest.NewRESTOptions(t, "breakglasscredentials")
+	store, _, err := NewREST(registrytest.Scheme, registrytest.OptionsGetter{RESTOptions: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Store.DestroyFunc)
+	return genericregistrytest.New(t, store.Store)
+}
+
+func validCredential(t *testing.T) *hcp.BreakglassCredential {
+	c := &hcp.BreakglassCredential{}
+	registrytest.Internal(t, fixtures.BreakglassCredential("test", "dev", "foo"), c)
+	return c
+}
+
+func TestCreate(t *testing.T) {
+	tooLong := validCredential(t)
+	tooLong.Spec.ExpirationSeconds = ptr.To[int64](2 * 86400)
+	newTester(t).TestCreate(validCredential(t), tooLong)
+}
+
+func TestUpdate(t *testing.T) {
+	newTester(t).TestUpdate(validCredential(t),
+		func(obj runtime.Object) runtime.Object {
+			c := obj.(*hcp.BreakglassCredential)
+			c.Labels = map[string]string{"ticket": "inc-1"}
+			return c
+		},
+		// A credential request cannot change once made.
+		func(obj runtime.Object) runtime.Object {
+			c := obj.(*hcp.BreakglassCredential)
+			c.Spec.ExpirationSeconds = ptr.To[int64](600)
+			return c
+		},
+	)
+}
+
+func TestDelete(t *testing.T) { newTester(t).ReturnDeletedObject().TestDelete(validCredential(t)) }
+
+func TestGet(t *testing.T) { newTester(t).TestGet(validCredential(t)) }
+
+func TestList(t *testing.T) { newTester(t).TestList(validCredential(t)) }
+
+func TestWatch(t *testing.T) {
+	newTester(t).TestWatch(validCredential(t),
+		[]labels.Set{{}},
+		[]labels.Set{{"foo": "bar"}},
+		[]fields.Set{{"metadata.name": "foo"}, {"spec.clusterName": "dev"}},
+		[]fields.Set{{"metadata.name": "bar"}, {"spec.clusterName": "other"}},
+	)
+}
