@@ -16,6 +16,9 @@ import (
 	"time"
 )
 
+// unauthorized is how kubectl reports a 401.
+const unauthorized = "error: You must be logged in to the server"
+
 // TestServerRefusesUnknownClients checks that a standalone server serves its admin
 // only: other clients are told they are Unauthorized or Forbidden, and see nothing.
 func TestServerRefusesUnknownClients(t *testing.T) {
@@ -35,7 +38,7 @@ func TestServerRefusesUnknownClients(t *testing.T) {
 	}
 
 	t.Run("a bearer token", func(t *testing.T) {
-		if out := as(t, "--token", "x"); !strings.Contains(out, "Unauthorized") {
+		if out := as(t, "--token", "x"); !strings.Contains(out, unauthorized) {
 			t.Errorf("a bearer token was not refused as Unauthorized:\n%s", out)
 		}
 	})
@@ -43,7 +46,7 @@ func TestServerRefusesUnknownClients(t *testing.T) {
 	t.Run("a client certificate from another CA", func(t *testing.T) {
 		ca, caKey := newCA(t)
 		cert, key := issueClientCert(t, ca, caKey, "mallory", "system:masters")
-		if out := as(t, "--client-certificate", cert, "--client-key", key); !strings.Contains(out, "Unauthorized") {
+		if out := as(t, "--client-certificate", cert, "--client-key", key); !strings.Contains(out, unauthorized) {
 			t.Errorf("a certificate from an unknown CA was not refused as Unauthorized:\n%s", out)
 		}
 	})

@@ -1,0 +1,172 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
+)
+
+func TestHCPClusterCreateGetUpdateDelete(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	clusters := client().HcpV1alpha1().HCPClusters(ns)
+
+	in := fixtures.HCPCluster(ns, "dev")
+	in.Status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded // clients cannot set status on create
+	created, err := clusters.Create(ctx, in, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if created.Generation != 1 || created.UID == "" || created.ResourceVersion == "" {
+		t.Errorf("created object has generation %d, uid %q, resourceVersion %q", created.Generation, created.UID, created.ResourceVersion)
+	}
+	if created.Status.ProvisioningState != "" {
+		t.Errorf("create stored the client's status %q", created.Status.ProvisioningState)
+	}
+	// ARM's defaults are filled in.
+	net := created.Spec.Network
+	if net.NetworkType != "OVNKubernetes" || net.PodCIDR != "10.128.0.0/14" || net.ServiceCIDR != "172.30.0.0/16" ||
+		net.MachineCIDR != "10.0.0.0/16" || net.HostPrefix != 23 || created.Spec.Version.ChannelGroup != "stable" ||
+		created.Spec.API.Visibility != "Public" || created.Spec.Platform.OutboundType != "LoadBalancer" {
+		t.Errorf("defaults not applied: network %+v, version %+v, api %+v", net, created.Spec.Version, created.Spec.API)
+	}
+
+	got, err := clusters.Get(ctx, "dev", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	if got.UID != created.UID {
+		t.Errorf("get returned uid %s, created %s", got.UID, created.UID)
+	}
+
+	got.Labels = map[string]string{"team": "sre"}
+	labelled, err := clusters.Update(ctx, got, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("update labels: %v", err)
+	}
+	if labelled.Generation != 1 {
+		t.Errorf("a label change moved generation to %d", labelled.Generation)
+	}
+
+	labelled.Spec.Version.ID = "4.21"
+	upgraded, err := clusters.Update(ctx, labelled, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("update version: %v", err)
+	}
+	if upgraded.Generation != 2 || upgraded.Spec.Version.ID != "4.21" {
+		t.Errorf("after a spec change: generation %d, version %q; want 2, 4.21", upgraded.Generation, upgraded.Spec.Version.ID)
+	}
+
+	if err := clusters.Delete(ctx, "dev", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if _, err := clusters.Get(ctx, "dev", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("get after delete: %v, want NotFound", err)
+	}
+}
+
+func TestStatusIsWrittenOnlyThroughStatus(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	clusters := client().HcpV1alpha1().HCPClusters(ns)
+	created, err := clusters.Create(ctx, fixtures.HCPCluster(ns, "dev"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// /status takes the status and ignores a spec change.
+	created.Status.ProvisioningState = v1alpha1.ProvisioningStateProvisioning
+	created.Status.ManagementCluster = "mc-1"
+	created.Spec.Version.ID = "4.21"
+	afterStatus, err := clusters.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("update status: %v", err)
+	}
+	if afterStatus.Status.ProvisioningState != v1alpha1.ProvisioningStateProvisioning || afterStatus.Status.ManagementCluster != "mc-1" {
+		t.Errorf("status not written: %+v", afterStatus.Status)
+	}
+	if afterStatus.Spec.Version.ID != "4.20" || afterStatus.Generation != 1 {
+		t.Errorf("a status update changed spec: version %q generation %d", afterStatus.Spec.Version.ID, afterStatus.Generation)
+	}
+
+	// The main resource takes the spec and ignores a status change.
+	afterStatus.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
+	afterStatus.Spec.Autoscaling.MaxNodesTotal = ptr.To[int32](10)
+	afterSpec, err := clusters.Update(ctx, afterStatus, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("update: %v", err)
+	}
+	if afterSpec.Status.ProvisioningState != v1alpha1.ProvisioningStateProvisioning {
+		t.Errorf("an update of the main resource changed status to %q", afterSpec.Status.ProvisioningState)
+	}
+	if afterSpec.Spec.Autoscaling.MaxNodesTotal == nil || *afterSpec.Spec.Autoscaling.MaxNodesTotal != 10 {
+		t.Errorf("spec change lost: %+v", afterSpec.Spec.Autoscaling)
+	}
+
+	// A status that breaks the rules is refused.
+	afterSpec.Status.ProvisioningState = "Done"
+	if _, err := clusters.UpdateStatus(ctx, afterSpec, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("status with provisioningState Done: %v, want Invalid", err)
+	}
+}
+
+func TestWatchSeesCreateUpdateDelete(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	pools := client().HcpV1alpha1().NodePools(ns)
+	w, err := pools.Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	pool, err := pools.Create(ctx, fixtures.NodePool(ns, "dev", "workers"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.Spec.Replicas = ptr.To[int32](5)
+	if _, err := pools.Update(ctx, pool, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pools.Delete(ctx, pool.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, want := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted} {
+		select {
+		case ev := <-w.ResultChan():
+			p, ok := ev.Object.(*v1alpha1.NodePool)
+			if ev.Type != want || !ok || p.Name != pool.Name {
+				t.Fatalf("event %s %T, want %s of %s", ev.Type, ev.Object, want, pool.Name)
+			}
+			if want == watch.Modified && *p.Spec.Replicas != 5 {
+				t.Errorf("modified event carries replicas %d, want 5", *p.Spec.Replicas)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no %s event within 30s", want)
+		}
+	}
+}
+
+func TestManagementClustersAreClusterScoped(t *testing.T) {
+	ctx := context.Background()
+	mcs := client().HcpV1alpha1().ManagementClusters()
+	name := namespace(t)
+	created, err := mcs.Create(ctx, fixtures.ManagementCluster(name), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mcs.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	if created.Namespace != "" || created.Spec.Schedulable == nil || !*created.Spec.Schedulable {
+		t.Errorf("created namespace %q schedulable %v; want none and true by default", created.Namespace, created.Spec.Schedulable)
+	}
+	list, err := mcs.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("list by name: %v items, err %v", len(list.Items), err)
+	}
+}
