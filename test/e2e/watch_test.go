@@ -74,5 +74,5 @@ func TestWatchSeesChangesByOthers(t *testing.T) {
 	// kubectl watches from the version it listed, so whatever changes after this line is seen.
 	waitFor("ADDED", "dev-cluster", "")
 	s.mustKubectl(t, "label", "hcpcluster", "dev-cluster", "env=watched")
-	waitFor("MODIFIED", "dev-cluster", "watchedX")
+	waitFor("MODIFIED", "dev-cluster", "watched")
 }

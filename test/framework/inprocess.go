@@ -44,6 +44,11 @@ type InProcessOptions struct {
 // StartInProcessServer starts a server whose data lives in dataDir (reused if it exists)
 // and returns once it is ready.
 func StartInProcessServer(ctx context.Context, dataDir string, opts InProcessOptions) (*InProcessServer, error) {
+	kubeconfig := filepath.Join(dataDir, "admin.kubeconfig")
+	// A kubeconfig left by an earlier run would make the wait below return at once.
+	if err := os.Remove(kubeconfig); err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -59,7 +64,8 @@ func StartInProcessServer(ctx context.Context, dataDir string, opts InProcessOpt
 		fmt.Sprintf("--secure-port=%d", listener.Addr().(*net.TCPAddr).Port),
 	}, opts.Args...)
 	cmd.SetArgs(args)
-	s := &InProcessServer{DataDir: dataDir, Kubeconfig: filepath.Join(dataDir, "admin.kubeconfig"), cancel: cancel, done: make(chan error, 1)}
+	cmd.SilenceErrors = true
+	s := &InProcessServer{DataDir: dataDir, Kubeconfig: kubeconfig, cancel: cancel, done: make(chan error, 1)}
 	go func() { s.done <- cmd.Execute() }()
 
 	deadline := time.NewTimer(2 * time.Minute)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"time"
@@ -93,7 +94,12 @@ func Run(ctx context.Context, o *Options) error {
 		}()
 	}
 	logger.Info("Starting hcp-apiserver", "standalone", o.Standalone(), "dataDir", o.DataDir)
-	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+	err = server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// Asked to stop, and stopped cleanly.
+		return nil
+	}
+	return err
 }
 
 // writeAdminKubeconfigWhenReady waits for /readyz to pass, then writes admin.kubeconfig.
