@@ -1,14 +1,17 @@
 package standalone
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"slices"
 
 	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/request/anonymous"
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/apiserver/pkg/authentication/request/x509"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/apiserver/pkg/authorization/path"
@@ -37,15 +40,25 @@ func (p *PKI) Authenticator() (authenticator.Request, dynamiccertificates.CACont
 	return union.New(certs, anonymous.NewAuthenticator(conditions)), ca, nil
 }
 
-// Authorizer allows the health paths to everyone and everything to system:masters;
-// everyone else is denied.
+// DiscoveryPaths may be read by every authenticated user, as kube-apiserver's
+// system:discovery role allows, so that kubectl gets far enough to show a user
+// the precise reason a request is forbidden.
+var DiscoveryPaths = []string{"/api", "/api/*", "/apis", "/apis/*", "/version", "/openapi/*"}
+
+// Authorizer allows the health paths to everyone, discovery to authenticated users and
+// everything to system:masters; everyone else is denied.
 func Authorizer() (authorizer.Authorizer, error) {
 	health, err := path.NewAuthorizer(HealthPaths)
 	if err != nil {
 		return nil, err
 	}
+	discovery, err := path.NewAuthorizer(DiscoveryPaths)
+	if err != nil {
+		return nil, err
+	}
 	return authzunion.New(
 		authzunion.NamedAuthorizer{AuthorizerName: "health-paths", Authorizer: health},
+		authzunion.NamedAuthorizer{AuthorizerName: "discovery-paths", Authorizer: authenticatedOnly(discovery)},
 		authzunion.NamedAuthorizer{AuthorizerName: "privileged-groups", Authorizer: authorizerfactory.NewPrivilegedGroups(AdminGroup)},
 	)
 }
@@ -78,4 +91,15 @@ func (p *PKI) WriteAdminKubeconfig(file, serverURL string) error {
 		return fmt.Errorf("writing %s: %w", file, err)
 	}
 	return nil
+}
+
+// authenticatedOnly passes requests of authenticated users on to next and has no opinion
+// on the rest.
+func authenticatedOnly(next authorizer.Authorizer) authorizer.Authorizer {
+	return authorizer.AuthorizerFunc(func(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+		if u := attrs.GetUser(); u == nil || !slices.Contains(u.GetGroups(), user.AllAuthenticated) {
+			return authorizer.DecisionNoOpinion, "", nil
+		}
+		return next.Authorize(ctx, attrs)
+	})
 }

@@ -6,8 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/aro-hcp/hcp-apiserver/test/framework"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
+	"github.com/aro-hcp/hcp-apiserver/test/framework"
 )
 
 func TestObjectsSurviveARestartOnTheSameDataDir(t *testing.T) {

@@ -51,7 +51,9 @@ func TestUpdate(t *testing.T) {
 	)
 }
 
-func TestDelete(t *testing.T) { newTester(t).ReturnDeletedObject().TestDelete(validManagementCluster(t)) }
+func TestDelete(t *testing.T) {
+	newTester(t).ReturnDeletedObject().TestDelete(validManagementCluster(t))
+}
 
 func TestGet(t *testing.T) { newTester(t).TestGet(validManagementCluster(t)) }
 
