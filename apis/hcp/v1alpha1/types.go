@@ -18,6 +18,22 @@ const (
 	ProvisioningStateCanceled     ProvisioningState = "Canceled"
 )
 
+// Condition types of an HCPCluster.
+const (
+	ConditionPlaced          = "Placed"
+	ConditionVersionResolved = "VersionResolved"
+	ConditionDelivered       = "Delivered"
+	ConditionAvailable       = "Available"
+	ConditionProgressing     = "Progressing"
+	ConditionDegraded        = "Degraded"
+	// ConditionRevokingCredentials is True while the cluster's break-glass credentials are being revoked.
+	ConditionRevokingCredentials = "RevokingCredentials"
+)
+
+// ExperimentalFeaturesAnnotation, set to "true" on an HCPCluster, lets it use the candidate and
+// nightly channel groups.
+const ExperimentalFeaturesAnnotation = "hcp.aro.azure.com/experimental-features"
+
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 

@@ -1,0 +1,129 @@
+package clusterreference
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/admission"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
+	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
+)
+
+func newPlugin(t *testing.T, objects ...runtime.Object) *Plugin {
+	t.Helper()
+	f := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
+	p := New()
+	p.SetInformerFactory(f) // adds the index before the stores are filled, as at server start
+	for _, o := range objects {
+		var err error
+		switch o := o.(type) {
+		case *v1alpha1.HCPCluster:
+			err = f.Hcp().V1alpha1().HCPClusters().Informer().GetStore().Add(o)
+		case *v1alpha1.NodePool:
+			err = f.Hcp().V1alpha1().NodePools().Informer().GetStore().Add(o)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.SetReadyFunc(func() bool { return true })
+	if err := p.ValidateInitialization(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func cluster(name string, state v1alpha1.ProvisioningState, deleting bool) *v1alpha1.HCPCluster {
+	c := &v1alpha1.HCPCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+	c.Status.ProvisioningState = state
+	if deleting {
+		c.DeletionTimestamp = &metav1.Time{}
+	}
+	return c
+}
+
+func storedPool(clusterName, name string) *v1alpha1.NodePool {
+	return &v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: v1alpha1.NodePoolSpec{ClusterName: clusterName}}
+}
+
+func newPool(clusterName, name string) *hcp.NodePool {
+	return &hcp.NodePool{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: hcp.NodePoolSpec{ClusterName: clusterName}}
+}
+
+func createAttrs(obj runtime.Object, kind, resource string) admission.Attributes {
+	return admission.NewAttributesRecord(obj, nil, hcp.Kind(kind).WithVersion(""), "ns", obj.(metav1.Object).GetName(),
+		hcp.Resource(resource).WithVersion(""), "", admission.Create, nil, false, nil)
+}
+
+func deleteAttrs(pool *hcp.NodePool) admission.Attributes {
+	return admission.NewAttributesRecord(nil, pool, hcp.Kind("NodePool").WithVersion(""), "ns", pool.Name,
+		hcp.Resource("nodepools").WithVersion(""), "", admission.Delete, nil, false, nil)
+}
+
+func TestCreateNeedsALiveCluster(t *testing.T) {
+	credential := &hcp.BreakglassCredential{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "oncall"}, Spec: hcp.BreakglassCredentialSpec{ClusterName: "dev"}}
+	for _, tc := range []struct {
+		name    string
+		cluster *v1alpha1.HCPCluster
+		check   func(error) bool
+		message string
+	}{
+		{name: "cluster exists", cluster: cluster("dev", "", false)},
+		{name: "no such cluster", cluster: cluster("other", "", false), check: apierrors.IsInvalid, message: `spec.clusterName: Not found: "dev"`},
+		{name: "cluster being deleted", cluster: cluster("dev", v1alpha1.ProvisioningStateDeleting, true), check: apierrors.IsConflict, message: "HCPCluster dev is being deleted"},
+	} {
+		for kind, attrs := range map[string]admission.Attributes{
+			"NodePool":             createAttrs(newPool("dev", "dev.workers"), "NodePool", "nodepools"),
+			"BreakglassCredential": createAttrs(credential, "BreakglassCredential", "breakglasscredentials"),
+		} {
+			t.Run(tc.name+"/"+kind, func(t *testing.T) {
+				err := newPlugin(t, tc.cluster).Validate(context.Background(), attrs, nil)
+				checkError(t, err, tc.check, tc.message)
+			})
+		}
+	}
+}
+
+func TestTheLastPoolOfARunningClusterStays(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		objects []runtime.Object
+		check   func(error) bool
+		message string
+	}{
+		{name: "another pool remains", objects: []runtime.Object{cluster("dev", v1alpha1.ProvisioningStateSucceeded, false), storedPool("dev", "dev.workers"), storedPool("dev", "dev.infra")}},
+		{name: "last pool of a Succeeded cluster", objects: []runtime.Object{cluster("dev", v1alpha1.ProvisioningStateSucceeded, false), storedPool("dev", "dev.workers"), storedPool("other", "other.workers")},
+			check: apierrors.IsForbidden, message: "NodePool dev.workers is the last node pool of HCPCluster dev"},
+		{name: "last pool of a cluster being deleted", objects: []runtime.Object{cluster("dev", v1alpha1.ProvisioningStateSucceeded, true), storedPool("dev", "dev.workers")}},
+		{name: "last pool of a cluster still provisioning", objects: []runtime.Object{cluster("dev", v1alpha1.ProvisioningStateProvisioning, false), storedPool("dev", "dev.workers")}},
+		{name: "cluster gone", objects: []runtime.Object{storedPool("dev", "dev.workers")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := newPlugin(t, tc.objects...).Validate(context.Background(), deleteAttrs(newPool("dev", "dev.workers")), nil)
+			checkError(t, err, tc.check, tc.message)
+		})
+	}
+}
+
+func checkError(t *testing.T, err error, check func(error) bool, message string) {
+	t.Helper()
+	if check == nil {
+		if err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+		return
+	}
+	if !check(err) {
+		t.Fatalf("got %v, want another kind of error", err)
+	}
+	if !strings.Contains(err.Error(), message) || !strings.Contains(err.Error(), PluginName) {
+		t.Errorf("message %q lacks %q or the plugin name", err.Error(), message)
+	}
+}

@@ -1,0 +1,57 @@
+// Package initializer hands the service's admission plugins what they read:
+// informers on the server's own resources, the version catalog and the policy
+// settings given on the command line.
+package initializer
+
+import (
+	"k8s.io/apiserver/pkg/admission"
+
+	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
+	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
+)
+
+// WantsInformerFactory is a plugin that reads objects through listers.
+type WantsInformerFactory interface {
+	SetInformerFactory(informers.SharedInformerFactory)
+	admission.InitializationValidator
+}
+
+// WantsVersionCatalog is a plugin that checks versions against the catalog.
+type WantsVersionCatalog interface {
+	SetVersionCatalog(*versioncatalog.Catalog)
+}
+
+// WantsPolicy is a plugin with settings from the command line.
+type WantsPolicy interface {
+	SetPolicy(Policy)
+}
+
+// Policy holds the limits operators may tune with flags.
+type Policy struct {
+	// MaxBreakglassCredentialsPerCluster is how many unexpired break-glass credentials a cluster may have.
+	MaxBreakglassCredentialsPerCluster int
+}
+
+type pluginInitializer struct {
+	informers informers.SharedInformerFactory
+	catalog   *versioncatalog.Catalog
+	policy    Policy
+}
+
+// New returns an initializer that gives plugins what they declare they want.
+func New(informers informers.SharedInformerFactory, catalog *versioncatalog.Catalog, policy Policy) admission.PluginInitializer {
+	return pluginInitializer{informers: informers, catalog: catalog, policy: policy}
+}
+
+// Initialize implements admission.PluginInitializer.
+func (i pluginInitializer) Initialize(plugin admission.Interface) {
+	if p, ok := plugin.(WantsInformerFactory); ok {
+		p.SetInformerFactory(i.informers)
+	}
+	if p, ok := plugin.(WantsVersionCatalog); ok {
+		p.SetVersionCatalog(i.catalog)
+	}
+	if p, ok := plugin.(WantsPolicy); ok {
+		p.SetPolicy(i.policy)
+	}
+}
