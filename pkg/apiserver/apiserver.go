@@ -14,6 +14,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/install"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/breakglasscredential"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/hcpcluster"
@@ -40,16 +41,19 @@ func init() {
 // Config is the configuration of an hcp-apiserver.
 type Config struct {
 	GenericConfig *genericapiserver.RecommendedConfig
+	// InformerFactory feeds the admission plugins; the server starts it once it serves.
+	InformerFactory informers.SharedInformerFactory
 }
 
 // CompletedConfig is a Config with every default filled in.
 type CompletedConfig struct {
-	GenericConfig genericapiserver.CompletedConfig
+	GenericConfig   genericapiserver.CompletedConfig
+	InformerFactory informers.SharedInformerFactory
 }
 
 // Complete fills in the defaults of the generic server.
 func (c *Config) Complete() CompletedConfig {
-	return CompletedConfig{GenericConfig: c.GenericConfig.Complete()}
+	return CompletedConfig{GenericConfig: c.GenericConfig.Complete(), InformerFactory: c.InformerFactory}
 }
 
 // Server is a running hcp-apiserver.
@@ -72,6 +76,16 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err := generic.InstallAPIGroup(&group); err != nil {
 		return nil, err
 	}
+	generic.AddPostStartHookOrDie("start-informers", func(ctx genericapiserver.PostStartHookContext) error {
+		if c.InformerFactory != nil {
+			c.InformerFactory.Start(ctx.Done())
+		}
+		// In aggregated mode the standard admission plugins read kube-apiserver through these.
+		if kube := c.GenericConfig.SharedInformerFactory; kube != nil {
+			kube.Start(ctx.Done())
+		}
+		return nil
+	})
 	return &Server{GenericAPIServer: generic}, nil
 }
 

@@ -11,6 +11,8 @@ func TestObjectsSurviveRestart(t *testing.T) {
 	dataDir := t.TempDir()
 	s := startServer(t, dataDir)
 	s.mustKubectl(t, "apply", "-f", examplesDir)
+	s.markSucceeded(t, "dev-cluster")
+	s.mustKubectl(t, "apply", "-f", runningClusterExamplesDir)
 	s.mustKubectl(t, "delete", "bgc", "dev-cluster-oncall")
 	objects := []string{"hcp", "-o", "custom-columns=KIND:.kind,NAME:.metadata.name,UID:.metadata.uid,GENERATION:.metadata.generation"}
 	before := s.mustKubectl(t, append([]string{"get"}, objects...)...)
@@ -34,6 +36,7 @@ func TestObjectsSurviveRestart(t *testing.T) {
 
 	// Applying the same files again finds nothing to change but the deleted object.
 	out := s.mustKubectl(t, "apply", "-f", examplesDir)
+	out += s.mustKubectl(t, "apply", "-f", runningClusterExamplesDir)
 	for _, want := range []string{
 		"managementcluster.hcp.aro.azure.com/mc-eastus-1 unchanged",
 		"hcpcluster.hcp.aro.azure.com/dev-cluster unchanged",

@@ -26,8 +26,12 @@ const (
 	commandTimeout  = 60 * time.Second
 )
 
-// examplesDir holds the example objects that the README tells users to apply.
-var examplesDir = filepath.Join("..", "..", "artifacts", "examples")
+// examplesDir holds the example objects that the README tells users to apply;
+// runningClusterExamplesDir those that need dev-cluster to be Succeeded first.
+var (
+	examplesDir               = filepath.Join("..", "..", "artifacts", "examples")
+	runningClusterExamplesDir = filepath.Join(examplesDir, "running-cluster")
+)
 
 var (
 	// serverBinary is the hcp-apiserver that TestMain builds once for all tests.
@@ -235,4 +239,12 @@ func writeFile(t *testing.T, name, content string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// markSucceeded reports a cluster as running through /status, as the service's controllers
+// will, so that what needs a running cluster can be tried.
+func (s *server) markSucceeded(t *testing.T, cluster string) {
+	t.Helper()
+	s.mustKubectl(t, "patch", "hcpcluster", cluster, "--subresource=status", "--type=merge",
+		"-p", `{"status":{"provisioningState":"Succeeded"}}`)
 }

@@ -27,6 +27,7 @@ func nodePoolApply(ns string, replicas int32) *hcpac.NodePoolApplyConfiguration 
 func TestServerSideApplyWithGeneratedApplyConfigurations(t *testing.T) {
 	ctx, ns := context.Background(), namespace(t)
 	pools := client().HcpV1alpha1().NodePools(ns)
+	createCluster(t, ns, "dev")
 
 	applied, err := pools.Apply(ctx, nodePoolApply(ns, 3), metav1.ApplyOptions{FieldManager: "sre"})
 	if err != nil {

@@ -119,6 +119,7 @@ func TestStatusIsWrittenOnlyThroughStatus(t *testing.T) {
 func TestWatchSeesCreateUpdateDelete(t *testing.T) {
 	ctx, ns := context.Background(), namespace(t)
 	pools := client().HcpV1alpha1().NodePools(ns)
+	createCluster(t, ns, "dev")
 	w, err := pools.Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

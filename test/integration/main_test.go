@@ -11,7 +11,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/rand"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 	"github.com/aro-hcp/hcp-apiserver/test/framework"
 )
 
@@ -49,3 +53,13 @@ func namespace(t *testing.T) string {
 }
 
 func client() versioned.Interface { return server.Client }
+
+// createCluster creates a valid HCPCluster, which node pools and credentials need first.
+func createCluster(t *testing.T, ns, name string) *v1alpha1.HCPCluster {
+	t.Helper()
+	c, err := client().HcpV1alpha1().HCPClusters(ns).Create(context.Background(), fixtures.HCPCluster(ns, name), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating HCPCluster %s/%s: %v", ns, name, err)
+	}
+	return c
+}

@@ -31,6 +31,7 @@ func TestProtobufAndJSONClientsSeeTheSameObjects(t *testing.T) {
 	}
 	pb, js := clientFor(runtime.ContentTypeProtobuf), clientFor(runtime.ContentTypeJSON)
 
+	createCluster(t, ns, "dev")
 	pool := fixtures.NodePool(ns, "dev", "gpu")
 	pool.Spec.Labels = map[string]string{"workload": "gpu"}
 	pool.Spec.Config = []runtime.RawExtension{{Raw: []byte(`{"apiVersion":"machineconfiguration.openshift.io/v1","kind":"KubeletConfig","metadata":{"name":"gpu"},"spec":{"kubeletConfig":{"maxPods":150}}}`)}}

@@ -27,9 +27,6 @@ func TestListWithFieldAndLabelSelectors(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := hc.BreakglassCredentials(ns).Create(ctx, fixtures.BreakglassCredential(ns, cluster, cluster+"-oncall"), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
 	}
 	beta, err := hc.HCPClusters(ns).Get(ctx, "beta", metav1.GetOptions{})
 	if err != nil {
@@ -38,6 +35,10 @@ func TestListWithFieldAndLabelSelectors(t *testing.T) {
 	beta.Status.ManagementCluster = "mc-1"
 	beta.Status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded
 	if _, err := hc.HCPClusters(ns).UpdateStatus(ctx, beta, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Credentials are issued only for Succeeded clusters.
+	if _, err := hc.BreakglassCredentials(ns).Create(ctx, fixtures.BreakglassCredential(ns, "beta", "beta-oncall"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 

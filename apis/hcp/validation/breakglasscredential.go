@@ -3,6 +3,8 @@ package validation
 import (
 	"bytes"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/pem"
 	"fmt"
 	"slices"
@@ -24,6 +26,29 @@ const (
 
 	minExpirationSeconds = 10 * 60
 	maxExpirationSeconds = 24 * 60 * 60
+)
+
+var (
+	oidKeyUsage         = asn1.ObjectIdentifier{2, 5, 29, 15}
+	oidExtendedKeyUsage = asn1.ObjectIdentifier{2, 5, 29, 37}
+	oidClientAuth       = asn1.ObjectIdentifier{1, 3, 6, 1, 5, 5, 7, 3, 2}
+
+	// knownExtKeyUsages name the extended key usages an error may have to mention.
+	knownExtKeyUsages = map[string]string{
+		"2.5.29.37.0":       "any",
+		"1.3.6.1.5.5.7.3.1": "serverAuth",
+		"1.3.6.1.5.5.7.3.2": "clientAuth",
+		"1.3.6.1.5.5.7.3.3": "codeSigning",
+		"1.3.6.1.5.5.7.3.4": "emailProtection",
+		"1.3.6.1.5.5.7.3.8": "timeStamping",
+		"1.3.6.1.5.5.7.3.9": "OCSPSigning",
+	}
+	// keyUsageNames are the bits of the key usage extension, in order (RFC 5280 4.2.1.3).
+	keyUsageNames = []string{"digitalSignature", "contentCommitment", "keyEncipherment", "dataEncipherment",
+		"keyAgreement", "keyCertSign", "cRLSign", "encipherOnly", "decipherOnly"}
+	// allowedKeyUsages are what a Kubernetes client certificate uses: signing, and with RSA keys,
+	// key encipherment.
+	allowedKeyUsages = []string{"digitalSignature", "keyEncipherment"}
 )
 
 var breakglassCredentialPhases = []hcp.BreakglassCredentialPhase{
@@ -66,7 +91,9 @@ func validateBreakglassCredentialSpec(spec *hcp.BreakglassCredentialSpec, fldPat
 }
 
 // validateCertificateSigningRequest requires one PEM "CERTIFICATE REQUEST" whose signature
-// verifies (the requester holds the key) and whose subject is what the break-glass signer signs.
+// verifies (the requester holds the key), whose subject is what the break-glass signer signs, and
+// which, when it asks for key usages, asks for those of a client certificate only: a break-glass
+// credential must not be usable to serve TLS or sign other certificates.
 func validateCertificateSigningRequest(fldPath *field.Path, csrPEM string) field.ErrorList {
 	const subjectMsg = "subject must be CN=" + breakGlassUserPrefix + "<user>, O=" + breakGlassGroup +
 		", such as CN=" + breakGlassUserPrefix + "system-admin, O=" + breakGlassGroup
@@ -82,11 +109,78 @@ func validateCertificateSigningRequest(fldPath *field.Path, csrPEM string) field
 		return field.ErrorList{field.Invalid(fldPath, field.OmitValueType{},
 			fmt.Sprintf("must be signed with the key it requests a certificate for: %v", err))}
 	}
+	var allErrs field.ErrorList
 	user, found := strings.CutPrefix(csr.Subject.CommonName, breakGlassUserPrefix)
 	if !found || user == "" || !slices.Equal(csr.Subject.Organization, []string{breakGlassGroup}) {
-		return field.ErrorList{field.Invalid(fldPath, csr.Subject.String(), subjectMsg)}
+		allErrs = append(allErrs, field.Invalid(fldPath, csr.Subject.String(), subjectMsg))
 	}
-	return nil
+	return append(allErrs, validateCSRUsages(fldPath, csr.Extensions)...)
+}
+
+// validateCSRUsages allows a key usage extension with digitalSignature and keyEncipherment only,
+// and an extended key usage extension with clientAuth only.
+func validateCSRUsages(fldPath *field.Path, extensions []pkix.Extension) field.ErrorList {
+	var allErrs field.ErrorList
+	for _, ext := range extensions {
+		switch {
+		case ext.Id.Equal(oidKeyUsage):
+			usages, ok := keyUsages(ext.Value)
+			if !ok {
+				allErrs = append(allErrs, field.Invalid(fldPath, field.OmitValueType{}, "requests a malformed key usage extension"))
+				continue
+			}
+			if slices.ContainsFunc(usages, func(u string) bool { return !slices.Contains(allowedKeyUsages, u) }) {
+				allErrs = append(allErrs, field.Invalid(fldPath, "keyUsage "+strings.Join(usages, ", "),
+					"a break-glass credential is a client certificate: request only "+strings.Join(allowedKeyUsages, " and ")+", or no key usage"))
+			}
+		case ext.Id.Equal(oidExtendedKeyUsage):
+			var oids []asn1.ObjectIdentifier
+			if rest, err := asn1.Unmarshal(ext.Value, &oids); err != nil || len(rest) > 0 {
+				allErrs = append(allErrs, field.Invalid(fldPath, field.OmitValueType{}, "requests a malformed extended key usage extension"))
+				continue
+			}
+			if len(oids) == 0 || slices.ContainsFunc(oids, func(oid asn1.ObjectIdentifier) bool { return !oid.Equal(oidClientAuth) }) {
+				allErrs = append(allErrs, field.Invalid(fldPath, "extendedKeyUsage "+extKeyUsageNames(oids),
+					"a break-glass credential is a client certificate: request clientAuth only, or no extended key usage"))
+			}
+		}
+	}
+	return allErrs
+}
+
+// keyUsages names the bits set in a key usage extension; ok is false when it does not parse.
+func keyUsages(value []byte) (usages []string, ok bool) {
+	var bits asn1.BitString
+	if rest, err := asn1.Unmarshal(value, &bits); err != nil || len(rest) > 0 {
+		return nil, false
+	}
+	for i := range bits.BitLength {
+		if bits.At(i) == 0 {
+			continue
+		}
+		if i < len(keyUsageNames) {
+			usages = append(usages, keyUsageNames[i])
+		} else {
+			usages = append(usages, fmt.Sprintf("bit %d", i))
+		}
+	}
+	return usages, true
+}
+
+// extKeyUsageNames names extended key usages for an error.
+func extKeyUsageNames(oids []asn1.ObjectIdentifier) string {
+	if len(oids) == 0 {
+		return "(none)"
+	}
+	names := make([]string, 0, len(oids))
+	for _, oid := range oids {
+		name, ok := knownExtKeyUsages[oid.String()]
+		if !ok {
+			name = oid.String()
+		}
+		names = append(names, name)
+	}
+	return strings.Join(names, ", ")
 }
 
 func validateBreakglassCredentialStatus(status *hcp.BreakglassCredentialStatus, fldPath *field.Path) field.ErrorList {

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/pem"
 	"math/big"
 	"testing"
@@ -26,14 +27,52 @@ func newKey(t *testing.T) *ecdsa.PrivateKey {
 	return key
 }
 
-func csrPEM(t *testing.T, subject pkix.Name) string {
+// csrPEM returns a request for subject signed with a new key, asking for the extensions given.
+func csrPEM(t *testing.T, subject pkix.Name, extensions ...pkix.Extension) string {
 	t.Helper()
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: subject}, newKey(t))
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: subject, ExtraExtensions: extensions}, newKey(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
 }
+
+// extKeyUsage is an extended key usage extension listing oids.
+func extKeyUsage(t *testing.T, oids ...asn1.ObjectIdentifier) pkix.Extension {
+	t.Helper()
+	if oids == nil {
+		oids = []asn1.ObjectIdentifier{}
+	}
+	value, err := asn1.Marshal(oids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkix.Extension{Id: oidExtendedKeyUsage, Value: value}
+}
+
+// keyUsage is a key usage extension with the given bits of RFC 5280 set.
+func keyUsage(t *testing.T, usages ...x509.KeyUsage) pkix.Extension {
+	t.Helper()
+	bits := asn1.BitString{Bytes: make([]byte, 2)}
+	for _, u := range usages {
+		for i := range 9 {
+			if u&(1<<i) != 0 {
+				bits.Bytes[i/8] |= 0x80 >> (i % 8)
+				bits.BitLength = max(bits.BitLength, i+1)
+			}
+		}
+	}
+	value, err := asn1.Marshal(bits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkix.Extension{Id: oidKeyUsage, Value: value, Critical: true}
+}
+
+var (
+	oidServerAuth = asn1.ObjectIdentifier{1, 3, 6, 1, 5, 5, 7, 3, 1}
+	oidCodeSign   = asn1.ObjectIdentifier{1, 3, 6, 1, 5, 5, 7, 3, 3}
+)
 
 func certificatePEM(t *testing.T) string {
 	t.Helper()
@@ -71,6 +110,8 @@ func TestValidateBreakglassCredential(t *testing.T) {
 		name   string
 		mutate func(bgc *hcp.BreakglassCredential)
 		want   []wantErr
+		// detail are substrings of the only error, when given.
+		detail []string
 	}{
 		{name: "valid", mutate: func(bgc *hcp.BreakglassCredential) {}},
 		{name: "server generated key", mutate: func(bgc *hcp.BreakglassCredential) { bgc.Spec.CertificateSigningRequest = "" }},
@@ -107,6 +148,42 @@ func TestValidateBreakglassCredential(t *testing.T) {
 			bgc.Spec.CertificateSigningRequest = csrPEM(t, pkix.Name{CommonName: "system:customer-break-glass:system-admin", Organization: []string{"system:masters", "other"}})
 		}, want: []wantErr{invalid(csrPath)}},
 
+		{name: "client key usages", mutate: func(bgc *hcp.BreakglassCredential) {
+			bgc.Spec.CertificateSigningRequest = csrPEM(t, breakGlassSubject,
+				keyUsage(t, x509.KeyUsageDigitalSignature, x509.KeyUsageKeyEncipherment), extKeyUsage(t, oidClientAuth))
+		}},
+		{name: "digital signature only", mutate: func(bgc *hcp.BreakglassCredential) {
+			bgc.Spec.CertificateSigningRequest = csrPEM(t, breakGlassSubject, keyUsage(t, x509.KeyUsageDigitalSignature))
+		}},
+		{name: "key usage to sign certificates", mutate: func(bgc *hcp.BreakglassCredential) {
+			bgc.Spec.CertificateSigningRequest = csrPEM(t, breakGlassSubject, keyUsage(t, x509.KeyUsageDigitalSignature, x509.KeyUsageCertSign))
+		}, want: []wantErr{invalid(csrPath)}, detail: []string{
+			`spec.certificateSigningRequest: Invalid value: "keyUsage digitalSignature, keyCertSign"`,
+			"a break-glass credential is a client certificate: request only digitalSignature and keyEncipherment, or no key usage",
+		}},
+		{name: "malformed key usage", mutate: func(bgc *hcp.BreakglassCredential) {
+			bgc.Spec.CertificateSigningRequest = csrPEM(t, breakGlassSubject, pkix.Extension{Id: oidKeyUsage, Value: []byte{0x05, 0x00}})
+		}, want: []wantErr{invalid(csrPath)}, detail: []string{"spec.certificateSigningRequest", "requests a malformed key usage extension"}},
+		{name: "extended key usage server auth too", mutate: func(bgc *hcp.BreakglassCredential) {
+			bgc.Spec.CertificateSigningRequest = csrPEM(t, breakGlassSubject, extKeyUsage(t, oidClientAuth, oidServerAuth))
+		}, want: []wantErr{invalid(csrPath)}, detail: []string{
+			`spec.certificateSigningRequest: Invalid value: "extendedKeyUsage clientAuth, serverAuth"`,
+			"a break-glass credential is a client certificate: request clientAuth only, or no extended key usage",
+		}},
+		{name: "unnamed extended key usage", mutate: func(bgc *hcp.BreakglassCredential) {
+			bgc.Spec.CertificateSigningRequest = csrPEM(t, breakGlassSubject, extKeyUsage(t, oidCodeSign, asn1.ObjectIdentifier{1, 2, 3, 4}))
+		}, want: []wantErr{invalid(csrPath)}, detail: []string{`"extendedKeyUsage codeSigning, 1.2.3.4"`, "request clientAuth only"}},
+		{name: "empty extended key usage", mutate: func(bgc *hcp.BreakglassCredential) {
+			bgc.Spec.CertificateSigningRequest = csrPEM(t, breakGlassSubject, extKeyUsage(t))
+		}, want: []wantErr{invalid(csrPath)}, detail: []string{`"extendedKeyUsage (none)"`, "request clientAuth only"}},
+		{name: "malformed extended key usage", mutate: func(bgc *hcp.BreakglassCredential) {
+			bgc.Spec.CertificateSigningRequest = csrPEM(t, breakGlassSubject, pkix.Extension{Id: oidExtendedKeyUsage, Value: []byte{0x05, 0x00}})
+		}, want: []wantErr{invalid(csrPath)}, detail: []string{"spec.certificateSigningRequest", "requests a malformed extended key usage extension"}},
+		{name: "bad subject and usages are reported together", mutate: func(bgc *hcp.BreakglassCredential) {
+			bgc.Spec.CertificateSigningRequest = csrPEM(t, pkix.Name{CommonName: "system:admin", Organization: []string{"system:masters"}},
+				keyUsage(t, x509.KeyUsageCertSign), extKeyUsage(t, oidServerAuth))
+		}, want: []wantErr{invalid(csrPath), invalid(csrPath), invalid(csrPath)}},
+
 		{name: "10 minutes", mutate: func(bgc *hcp.BreakglassCredential) { bgc.Spec.ExpirationSeconds = ptr.To[int64](600) }},
 		{name: "24 hours", mutate: func(bgc *hcp.BreakglassCredential) { bgc.Spec.ExpirationSeconds = ptr.To[int64](86400) }},
 		{name: "under 10 minutes", mutate: func(bgc *hcp.BreakglassCredential) { bgc.Spec.ExpirationSeconds = ptr.To[int64](599) }, want: []wantErr{invalid("spec.expirationSeconds")}},
@@ -116,7 +193,11 @@ func TestValidateBreakglassCredential(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			bgc := validBreakglassCredential(t)
 			tc.mutate(bgc)
-			expectErrors(t, ValidateBreakglassCredential(bgc), tc.want...)
+			errs := ValidateBreakglassCredential(bgc)
+			expectErrors(t, errs, tc.want...)
+			if len(tc.detail) > 0 {
+				expectDetail(t, errs, tc.detail...)
+			}
 		})
 	}
 }

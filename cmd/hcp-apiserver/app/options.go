@@ -7,11 +7,15 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/admission"
+	admissionmetrics "k8s.io/apiserver/pkg/admission/metrics"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
@@ -20,9 +24,14 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	hcpadmission "github.com/aro-hcp/hcp-apiserver/pkg/admission"
+	admissioninit "github.com/aro-hcp/hcp-apiserver/pkg/admission/initializer"
 	"github.com/aro-hcp/hcp-apiserver/pkg/apiserver"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/openapi"
 	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
+	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
 // EtcdPathPrefix is where the server keeps its objects in etcd.
@@ -37,6 +46,10 @@ type Options struct {
 	DataDir string
 	// AlternateNames are extra host names and IPs the generated serving certificate is valid for.
 	AlternateNames []string
+	// VersionCatalogFile is a Cincinnati graph that replaces the compiled-in version catalog.
+	VersionCatalogFile string
+	// Policy holds the admission limits operators may tune.
+	Policy admissioninit.Policy
 }
 
 // NewOptions returns the default options: standalone on embedded etcd, port 6443.
@@ -46,7 +59,11 @@ func NewOptions() *Options {
 			apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion)),
 		ComponentGlobalsRegistry: compatibility.DefaultComponentGlobalsRegistry,
 		DataDir:                  "hcp-data",
+		Policy:                   admissioninit.Policy{MaxBreakglassCredentialsPerCluster: 10},
 	}
+	// The service's plugins run after the standard ones and are on by default.
+	hcpadmission.RegisterAll(o.RecommendedOptions.Admission.Plugins)
+	o.RecommendedOptions.Admission.RecommendedPluginOrder = append(o.RecommendedOptions.Admission.RecommendedPluginOrder, hcpadmission.OrderedPlugins...)
 	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(
 		v1alpha1.SchemeGroupVersion, schema.GroupKind{Group: v1alpha1.GroupName})
 	// Protobuf is several times cheaper to encode and decode than JSON, and etcd holds bytes either way.
@@ -63,6 +80,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Folder for the embedded etcd's data (when --etcd-servers is empty) and, in standalone mode, the generated certificates and admin.kubeconfig.")
 	fs.StringSliceVar(&o.AlternateNames, "alternate-names", o.AlternateNames,
 		"Extra DNS names and IP addresses the generated serving certificate is valid for, besides localhost, 127.0.0.1 and ::1.")
+	fs.StringVar(&o.VersionCatalogFile, "version-catalog", o.VersionCatalogFile,
+		"A Cincinnati-format graph of the OpenShift releases offered per channel group; replaces the compiled-in catalog.")
+	fs.IntVar(&o.Policy.MaxBreakglassCredentialsPerCluster, "max-breakglass-credentials-per-cluster", o.Policy.MaxBreakglassCredentialsPerCluster,
+		"How many unexpired break-glass credentials one cluster may have (admission plugin BreakglassPolicy).")
 }
 
 // Standalone tells whether the server runs without a kube-apiserver: no delegated
@@ -83,6 +104,12 @@ func (o *Options) AdminKubeconfig() string { return filepath.Join(o.DataDir, "ad
 // embedded etcd first when none were given.
 func (o *Options) Validate() error {
 	errs := o.RecommendedOptions.Validate()
+	if o.Standalone() {
+		errs = append(errs, validateStandaloneAdmission(o.RecommendedOptions.Admission)...)
+	}
+	if o.Policy.MaxBreakglassCredentialsPerCluster < 1 {
+		errs = append(errs, fmt.Errorf("--max-breakglass-credentials-per-cluster must be at least 1"))
+	}
 	errs = append(errs, o.ComponentGlobalsRegistry.Validate()...)
 	return utilerrors.NewAggregate(errs)
 }
@@ -90,7 +117,15 @@ func (o *Options) Validate() error {
 // Config turns the options into a server configuration.
 func (o *Options) Config() (*apiserver.Config, error) {
 	standaloneMode := o.Standalone()
+	catalog := versioncatalog.Default()
+	if o.VersionCatalogFile != "" {
+		var err error
+		if catalog, err = versioncatalog.LoadFile(o.VersionCatalogFile); err != nil {
+			return nil, err
+		}
+	}
 	var pki *standalone.PKI
+	var admissionOptions *genericoptions.AdmissionOptions
 	if standaloneMode {
 		pki = o.PKI()
 		hosts := append([]string{"localhost", "127.0.0.1", "::1"}, o.AlternateNames...)
@@ -103,6 +138,9 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		o.RecommendedOptions.Authentication = nil
 		o.RecommendedOptions.Authorization = nil
 		o.RecommendedOptions.CoreAPI = nil
+		// Without kube-apiserver the standard plugins have nothing to read; the service's own
+		// chain is built below from the same --enable/--disable-admission-plugins flags.
+		admissionOptions = o.RecommendedOptions.Admission
 		o.RecommendedOptions.Admission = nil
 		o.RecommendedOptions.Features.EnablePriorityAndFairness = false
 	} else {
@@ -124,6 +162,21 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	cfg.FeatureGate = o.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
 	cfg.EffectiveVersion = o.ComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent)
 
+	// The plugins read the server's own resources through informers on its loopback client.
+	var hcpInformers informers.SharedInformerFactory
+	newAdmissionInitializer := func(c *genericapiserver.RecommendedConfig) (admission.PluginInitializer, error) {
+		client, err := versioned.NewForConfig(c.LoopbackClientConfig)
+		if err != nil {
+			return nil, err
+		}
+		hcpInformers = informers.NewSharedInformerFactory(client, 0)
+		return admissioninit.New(client, hcpInformers, catalog, o.Policy), nil
+	}
+	o.RecommendedOptions.ExtraAdmissionInitializers = func(c *genericapiserver.RecommendedConfig) ([]admission.PluginInitializer, error) {
+		i, err := newAdmissionInitializer(c)
+		return []admission.PluginInitializer{i}, err
+	}
+
 	if err := o.RecommendedOptions.ApplyTo(cfg); err != nil {
 		return nil, err
 	}
@@ -140,6 +193,47 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		if cfg.Authorization.Authorizer, err = standalone.Authorizer(); err != nil {
 			return nil, err
 		}
+		init, err := newAdmissionInitializer(cfg)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.AdmissionControl, err = standaloneAdmissionChain(admissionOptions, init); err != nil {
+			return nil, err
+		}
 	}
-	return &apiserver.Config{GenericConfig: cfg}, nil
+	return &apiserver.Config{GenericConfig: cfg, InformerFactory: hcpInformers}, nil
+}
+
+// standaloneAdmissionPlugins are the enabled plugins of the service, in order.
+func standaloneAdmissionPlugins(a *genericoptions.AdmissionOptions) []string {
+	var names []string
+	for _, name := range hcpadmission.OrderedPlugins {
+		if !slices.Contains(a.DisablePlugins, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// validateStandaloneAdmission refuses plugins that need kube-apiserver, which standalone mode lacks.
+func validateStandaloneAdmission(a *genericoptions.AdmissionOptions) []error {
+	var errs []error
+	for _, name := range a.EnablePlugins {
+		if !slices.Contains(hcpadmission.OrderedPlugins, name) {
+			errs = append(errs, fmt.Errorf("--enable-admission-plugins: %s needs kube-apiserver and is not available in standalone mode; available are %s",
+				name, strings.Join(hcpadmission.OrderedPlugins, ", ")))
+		}
+	}
+	return errs
+}
+
+// standaloneAdmissionChain builds the chain of the service's enabled plugins, with the same
+// metrics the standard chain has.
+func standaloneAdmissionChain(a *genericoptions.AdmissionOptions, init admission.PluginInitializer) (admission.Interface, error) {
+	names := standaloneAdmissionPlugins(a)
+	configs, err := admission.ReadAdmissionConfiguration(names, a.ConfigFile, nil)
+	if err != nil {
+		return nil, err
+	}
+	return a.Plugins.NewFromPlugins(names, configs, init, admission.DecoratorFunc(admissionmetrics.WithControllerMetrics))
 }

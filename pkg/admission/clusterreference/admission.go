@@ -9,6 +9,7 @@ import (
 	"io"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/client-go/tools/cache"
@@ -17,6 +18,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/admission/initializer"
 	"github.com/aro-hcp/hcp-apiserver/pkg/admission/refuse"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
 )
@@ -35,6 +37,7 @@ func Register(plugins *admission.Plugins) {
 // Plugin checks spec.clusterName on create and the last node pool on delete.
 type Plugin struct {
 	*admission.Handler
+	client   versioned.Interface
 	clusters listers.HCPClusterLister
 	pools    cache.Indexer
 }
@@ -42,6 +45,7 @@ type Plugin struct {
 var (
 	_ admission.ValidationInterface    = &Plugin{}
 	_ initializer.WantsInformerFactory = &Plugin{}
+	_ initializer.WantsClient          = &Plugin{}
 )
 
 // New returns the plugin; it needs SetInformerFactory before use.
@@ -60,10 +64,13 @@ func (p *Plugin) SetInformerFactory(f informers.SharedInformerFactory) {
 	p.SetReadyFunc(func() bool { return clusters.Informer().HasSynced() && pools.Informer().HasSynced() })
 }
 
+// SetClient implements initializer.WantsClient.
+func (p *Plugin) SetClient(c versioned.Interface) { p.client = c }
+
 // ValidateInitialization implements admission.InitializationValidator.
 func (p *Plugin) ValidateInitialization() error {
-	if p.clusters == nil || p.pools == nil {
-		return fmt.Errorf("%s needs the informer factory", PluginName)
+	if p.clusters == nil || p.pools == nil || p.client == nil {
+		return fmt.Errorf("%s needs the informer factory and a client", PluginName)
 	}
 	return nil
 }
@@ -77,9 +84,9 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	case admission.Create:
 		switch obj := a.GetObject().(type) {
 		case *hcp.NodePool:
-			return p.validateOwner(a, obj.Spec.ClusterName)
+			return p.validateOwner(ctx, a, obj.Spec.ClusterName)
 		case *hcp.BreakglassCredential:
-			return p.validateOwner(a, obj.Spec.ClusterName)
+			return p.validateOwner(ctx, a, obj.Spec.ClusterName)
 		}
 	case admission.Delete:
 		if pool, ok := a.GetOldObject().(*hcp.NodePool); ok {
@@ -90,11 +97,16 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 }
 
 // validateOwner refuses an object whose cluster does not exist or is being deleted.
-func (p *Plugin) validateOwner(a admission.Attributes, clusterName string) error {
+func (p *Plugin) validateOwner(ctx context.Context, a admission.Attributes, clusterName string) error {
 	if !p.WaitForReady() {
 		return admission.NewForbidden(a, fmt.Errorf("%s is not yet ready to handle the request", PluginName))
 	}
 	cluster, err := p.clusters.HCPClusters(a.GetNamespace()).Get(clusterName)
+	if apierrors.IsNotFound(err) {
+		// A cluster created a moment ago (kubectl apply -f of a cluster and its pools) may not
+		// have reached the informer yet: ask the server before refusing.
+		cluster, err = p.client.HcpV1alpha1().HCPClusters(a.GetNamespace()).Get(ctx, clusterName, metav1.GetOptions{})
+	}
 	if apierrors.IsNotFound(err) {
 		notFound := field.NotFound(field.NewPath("spec", "clusterName"), clusterName)
 		notFound.Detail = fmt.Sprintf("no HCPCluster of that name in namespace %s; create the cluster first", a.GetNamespace())

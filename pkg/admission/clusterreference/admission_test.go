@@ -21,11 +21,15 @@ func newPlugin(t *testing.T, objects ...runtime.Object) *Plugin {
 	f := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
 	p := New()
 	p.SetInformerFactory(f) // adds the index before the stores are filled, as at server start
+	live := fake.NewSimpleClientset()
+	p.SetClient(live)
 	for _, o := range objects {
 		var err error
 		switch o := o.(type) {
 		case *v1alpha1.HCPCluster:
 			err = f.Hcp().V1alpha1().HCPClusters().Informer().GetStore().Add(o)
+		case liveOnly:
+			err = live.Tracker().Add(o.HCPCluster)
 		case *v1alpha1.NodePool:
 			err = f.Hcp().V1alpha1().NodePools().Informer().GetStore().Add(o)
 		}
@@ -39,6 +43,9 @@ func newPlugin(t *testing.T, objects ...runtime.Object) *Plugin {
 	}
 	return p
 }
+
+// liveOnly is a cluster the server has but the informer has not seen yet.
+type liveOnly struct{ *v1alpha1.HCPCluster }
 
 func cluster(name string, state v1alpha1.ProvisioningState, deleting bool) *v1alpha1.HCPCluster {
 	c := &v1alpha1.HCPCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
@@ -72,11 +79,13 @@ func TestCreateNeedsALiveCluster(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		cluster *v1alpha1.HCPCluster
+		live    bool
 		check   func(error) bool
 		message string
 	}{
 		{name: "cluster exists", cluster: cluster("dev", "", false)},
 		{name: "no such cluster", cluster: cluster("other", "", false), check: apierrors.IsInvalid, message: `spec.clusterName: Not found: "dev"`},
+		{name: "cluster not yet in the informer", live: true, cluster: cluster("dev", "", false)},
 		{name: "cluster being deleted", cluster: cluster("dev", v1alpha1.ProvisioningStateDeleting, true), check: apierrors.IsConflict, message: "HCPCluster dev is being deleted"},
 	} {
 		for kind, attrs := range map[string]admission.Attributes{
@@ -84,7 +93,11 @@ func TestCreateNeedsALiveCluster(t *testing.T) {
 			"BreakglassCredential": createAttrs(credential, "BreakglassCredential", "breakglasscredentials"),
 		} {
 			t.Run(tc.name+"/"+kind, func(t *testing.T) {
-				err := newPlugin(t, tc.cluster).Validate(context.Background(), attrs, nil)
+				var stored runtime.Object = tc.cluster
+				if tc.live {
+					stored = liveOnly{tc.cluster}
+				}
+				err := newPlugin(t, stored).Validate(context.Background(), attrs, nil)
 				checkError(t, err, tc.check, tc.message)
 			})
 		}

@@ -6,6 +6,7 @@ package initializer
 import (
 	"k8s.io/apiserver/pkg/admission"
 
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
@@ -14,6 +15,11 @@ import (
 type WantsInformerFactory interface {
 	SetInformerFactory(informers.SharedInformerFactory)
 	admission.InitializationValidator
+}
+
+// WantsClient is a plugin that reads objects live when its listers may lag behind.
+type WantsClient interface {
+	SetClient(versioned.Interface)
 }
 
 // WantsVersionCatalog is a plugin that checks versions against the catalog.
@@ -33,20 +39,24 @@ type Policy struct {
 }
 
 type pluginInitializer struct {
+	client    versioned.Interface
 	informers informers.SharedInformerFactory
 	catalog   *versioncatalog.Catalog
 	policy    Policy
 }
 
 // New returns an initializer that gives plugins what they declare they want.
-func New(informers informers.SharedInformerFactory, catalog *versioncatalog.Catalog, policy Policy) admission.PluginInitializer {
-	return pluginInitializer{informers: informers, catalog: catalog, policy: policy}
+func New(client versioned.Interface, informers informers.SharedInformerFactory, catalog *versioncatalog.Catalog, policy Policy) admission.PluginInitializer {
+	return pluginInitializer{client: client, informers: informers, catalog: catalog, policy: policy}
 }
 
 // Initialize implements admission.PluginInitializer.
 func (i pluginInitializer) Initialize(plugin admission.Interface) {
 	if p, ok := plugin.(WantsInformerFactory); ok {
 		p.SetInformerFactory(i.informers)
+	}
+	if p, ok := plugin.(WantsClient); ok {
+		p.SetClient(i.client)
 	}
 	if p, ok := plugin.(WantsVersionCatalog); ok {
 		p.SetVersionCatalog(i.catalog)

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// row is one line of the table: an API operation beside the raw etcd work that bounds it.
+type row struct {
+	objects int
+	op      string
+	api     stats
+	etcd    stats
+	// server is what the server did per API call.
+	server serverWork
+}
+
+// ratio is API calls per second over raw etcd calls per second: 1 would mean the API server costs nothing.
+func (r row) ratio() float64 { return r.api.perSecond() / r.etcd.perSecond() }
+
+func printReport(w io.Writer, o options, sizes []string, rows []row) {
+	fmt.Fprintf(w, "hcp-apiserver and its etcd, in one process (GOMAXPROCS=%d): in-process server, single-member embedded etcd on loopback\n", gomaxprocs())
+	fmt.Fprintf(w, "wire %s, storage protobuf; %d clients for create and get, 1 client for list (%d lists)\n",
+		contentTypes[o.contentType], o.clients, o.lists)
+	for _, s := range sizes {
+		fmt.Fprintln(w, s)
+	}
+	fmt.Fprintln(w)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "objects\top\tapi/s\tetcd/s\tratio\tapi p50\tapi p99\tetcd p50\tetcd p99\tcpu/op api\tcpu/op etcd\tserver per call")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.objects, r.op, rate(r.api.perSecond()), rate(r.etcd.perSecond()), r.ratio(),
+			duration(r.api.percentile(50)), duration(r.api.percentile(99)),
+			duration(r.etcd.percentile(50)), duration(r.etcd.percentile(99)),
+			duration(r.api.cpuPerOp()), duration(r.etcd.cpuPerOp()), r.server)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "api/s: HCPCluster calls per second through the typed clientset; etcd/s: the same work on etcd directly:")
+	fmt.Fprintln(w, "  create vs put, get vs linearizable get, list vs linearizable range over as many keys of the same size.")
+	fmt.Fprintln(w, "ratio: api/s over etcd/s. get rv=\"\" is read from etcd, get rv=\"0\" from the watch cache;")
+	fmt.Fprintln(w, "  list rv=\"\" is a consistent list served from the watch cache once it has caught up, list rv=\"0\" from it as it is.")
+	fmt.Fprintf(w, "p99 of a list row is its slowest of %d lists. cpu/op: CPU time of the whole process (client, server, etcd) per call.\n", o.lists)
+	fmt.Fprintln(w, "server per call: etcd requests the server made per API call (its etcd_requests_total; none: served from the watch cache),")
+	fmt.Fprintln(w, "  and how often and how long per wait it waited for the watch cache to catch up (apiserver_watch_cache_read_wait_seconds).")
+}
+
+// rate prints calls per second with three significant digits or more.
+func rate(perSecond float64) string {
+	if perSecond >= 100 {
+		return strconv.FormatFloat(perSecond, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(perSecond, 'f', 2, 64)
+}
+
+// duration prints a latency with three significant digits or so.
+func duration(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
+	case d < 100*time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond))
+	default:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+}
+
+// String prints the server's work per call as "get 1" or "getCurrentResourceVersion 1, cache wait 0.8x 9.12ms".
+func (w serverWork) String() string {
+	perCall := func(n float64) string {
+		if n < 0.005 {
+			return "<0.01"
+		}
+		return strconv.FormatFloat(math.Round(n*100)/100, 'f', -1, 64)
+	}
+	var s []string
+	for _, op := range slices.Sorted(maps.Keys(w.etcdRequests)) {
+		s = append(s, op+" "+perCall(w.etcdRequests[op]))
+	}
+	if len(s) == 0 {
+		s = append(s, "none")
+	}
+	if w.cacheWaits > 0 {
+		s = append(s, fmt.Sprintf("cache wait %sx %s", perCall(w.cacheWaits), duration(w.cacheWait)))
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,199 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
+	"github.com/aro-hcp/hcp-apiserver/test/framework"
+)
+
+// refusedWith checks the kind of a refusal and that its message names the plugin and the rule.
+func refusedWith(t *testing.T, err error, is func(error) bool, plugin, message string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("admitted; want %s to refuse with %q", plugin, message)
+	}
+	if !is(err) {
+		t.Fatalf("refused with %v; want another status", err)
+	}
+	if !strings.Contains(err.Error(), plugin) || !strings.Contains(err.Error(), message) {
+		t.Errorf("refusal %q does not name %s and %q", err.Error(), plugin, message)
+	}
+}
+
+func succeeded(t *testing.T, ns, name string) {
+	t.Helper()
+	clusters := client().HcpV1alpha1().HCPClusters(ns)
+	c, err := clusters.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded
+	if _, err := clusters.UpdateStatus(context.Background(), c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVersionPolicyAdmission(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	clusters := client().HcpV1alpha1().HCPClusters(ns)
+
+	old := fixtures.HCPCluster(ns, "old")
+	old.Spec.Version.ID = "4.18"
+	_, err := clusters.Create(ctx, old, metav1.CreateOptions{})
+	refusedWith(t, err, apierrors.IsInvalid, "VersionPolicy", `spec.version.id: Invalid value: "4.18": must be one of 4.20, 4.21 in channel group stable`)
+
+	created, err := clusters.Create(ctx, fixtures.HCPCluster(ns, "dev"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jump := created.DeepCopy()
+	jump.Spec.Version.ID = "4.22"
+	_, err = clusters.Update(ctx, jump, metav1.UpdateOptions{})
+	refusedWith(t, err, apierrors.IsInvalid, "VersionPolicy", "must be one of 4.20, 4.21")
+
+	created.Spec.Version.ID = "4.21"
+	if _, err := clusters.Update(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("one minor up was refused: %v", err)
+	}
+
+	pool := fixtures.NodePool(ns, "dev", "workers")
+	pool.Spec.Version.ID = "4.20.99"
+	_, err = client().HcpV1alpha1().NodePools(ns).Create(ctx, pool, metav1.CreateOptions{})
+	refusedWith(t, err, apierrors.IsInvalid, "VersionPolicy", "is not a release of channel group stable")
+}
+
+func TestClusterReferenceAdmission(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	hc := client().HcpV1alpha1()
+
+	_, err := hc.NodePools(ns).Create(ctx, fixtures.NodePool(ns, "missing", "workers"), metav1.CreateOptions{})
+	refusedWith(t, err, apierrors.IsInvalid, "ClusterReference", `spec.clusterName: Not found: "missing"`)
+
+	// A cluster and its pool created back to back, as kubectl apply -f does.
+	if _, err := hc.HCPClusters(ns).Create(ctx, fixtures.HCPCluster(ns, "dev"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hc.NodePools(ns).Create(ctx, fixtures.NodePool(ns, "dev", "workers"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a pool of a cluster created just before was refused: %v", err)
+	}
+
+	// The last pool of a Succeeded cluster stays.
+	succeeded(t, ns, "dev")
+	err = hc.NodePools(ns).Delete(ctx, "dev.workers", metav1.DeleteOptions{})
+	refusedWith(t, err, apierrors.IsForbidden, "ClusterReference", "is the last node pool of HCPCluster dev")
+
+	// Nothing new joins a cluster that is being deleted (a finalizer keeps it visible meanwhile).
+	held := fixtures.HCPCluster(ns, "leaving")
+	held.Finalizers = []string{"test.hcp.aro.azure.com/hold"}
+	if _, err := hc.HCPClusters(ns).Create(ctx, held, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = hc.HCPClusters(ns).Patch(context.Background(), "leaving", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	if err := hc.HCPClusters(ns).Delete(ctx, "leaving", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = hc.BreakglassCredentials(ns).Create(ctx, fixtures.BreakglassCredential(ns, "leaving", "late"), metav1.CreateOptions{})
+	refusedWith(t, err, apierrors.IsConflict, "ClusterReference", "HCPCluster leaving is being deleted")
+}
+
+func TestUniqueInfrastructureAdmission(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	clusters := client().HcpV1alpha1().HCPClusters(ns)
+	first := fixtures.HCPCluster(ns, "first")
+	if _, err := clusters.Create(ctx, first, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	second := fixtures.HCPCluster(ns, "second")
+	second.Spec.Platform.SubnetID = strings.ToUpper(first.Spec.Platform.SubnetID) // Azure IDs ignore case
+	_, err := clusters.Create(ctx, second, metav1.CreateOptions{})
+	refusedWith(t, err, apierrors.IsInvalid, "UniqueInfrastructure", "spec.platform.subnetID")
+}
+
+func TestBreakglassPolicyAdmission(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	hc := client().HcpV1alpha1()
+	if _, err := hc.HCPClusters(ns).Create(ctx, fixtures.HCPCluster(ns, "dev"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := hc.BreakglassCredentials(ns).Create(ctx, fixtures.BreakglassCredential(ns, "dev", "early"), metav1.CreateOptions{})
+	refusedWith(t, err, apierrors.IsConflict, "BreakglassPolicy", "Succeeded")
+
+	succeeded(t, ns, "dev")
+	for i := 0; i < 10; i++ {
+		name := "oncall-" + string(rune('a'+i))
+		if _, err := hc.BreakglassCredentials(ns).Create(ctx, fixtures.BreakglassCredential(ns, "dev", name), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("credential %d of 10: %v", i+1, err)
+		}
+	}
+	_, err = hc.BreakglassCredentials(ns).Create(ctx, fixtures.BreakglassCredential(ns, "dev", "one-too-many"), metav1.CreateOptions{})
+	refusedWith(t, err, apierrors.IsForbidden, "BreakglassPolicy", "10")
+}
+
+func TestManagementClusterProtectionAdmission(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	hc := client().HcpV1alpha1()
+	mc := ns + "-mc"
+	if _, err := hc.ManagementClusters().Create(ctx, fixtures.ManagementCluster(mc), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	created, err := hc.HCPClusters(ns).Create(ctx, fixtures.HCPCluster(ns, "dev"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created.Status.ManagementCluster = mc
+	if _, err := hc.HCPClusters(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = hc.ManagementClusters().Delete(ctx, mc, metav1.DeleteOptions{})
+	refusedWith(t, err, apierrors.IsForbidden, "ManagementClusterProtection", ns+"/dev")
+
+	if err := hc.HCPClusters(ns).Delete(ctx, "dev", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := hc.ManagementClusters().Delete(ctx, mc, metav1.DeleteOptions{}); err != nil {
+		t.Errorf("an empty management cluster could not be deleted: %v", err)
+	}
+}
+
+func TestAdmissionPluginsCanBeDisabled(t *testing.T) {
+	ctx := context.Background()
+	s, err := framework.StartInProcessServer(ctx, t.TempDir(), framework.InProcessOptions{
+		Args: []string{"--disable-admission-plugins=VersionPolicy,ClusterReference"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	old := fixtures.HCPCluster("default", "old")
+	old.Spec.Version.ID = "4.18"
+	if _, err := s.Client.HcpV1alpha1().HCPClusters("default").Create(ctx, old, metav1.CreateOptions{}); err != nil {
+		t.Errorf("with VersionPolicy disabled, 4.18 was refused: %v", err)
+	}
+	if _, err := s.Client.HcpV1alpha1().NodePools("default").Create(ctx, fixtures.NodePool("default", "missing", "workers"), metav1.CreateOptions{}); err != nil {
+		t.Errorf("with ClusterReference disabled, a pool of a missing cluster was refused: %v", err)
+	}
+	// The plugins left on still refuse.
+	dup := fixtures.HCPCluster("default", "dup")
+	dup.Spec.Platform.SubnetID = old.Spec.Platform.SubnetID
+	_, err = s.Client.HcpV1alpha1().HCPClusters("default").Create(ctx, dup, metav1.CreateOptions{})
+	refusedWith(t, err, apierrors.IsInvalid, "UniqueInfrastructure", "spec.platform.subnetID")
+}
+
+func TestStandaloneRefusesPluginsThatNeedKubeAPIServer(t *testing.T) {
+	_, err := framework.StartInProcessServer(context.Background(), t.TempDir(), framework.InProcessOptions{
+		Args: []string{"--enable-admission-plugins=NamespaceLifecycle"},
+	})
+	if err == nil || !strings.Contains(err.Error(), "NamespaceLifecycle needs kube-apiserver") {
+		t.Errorf("got %v, want a refusal of NamespaceLifecycle in standalone mode", err)
+	}
+}
