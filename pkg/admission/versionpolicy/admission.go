@@ -12,13 +12,16 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/admission"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/admission/initializer"
 	"github.com/aro-hcp/hcp-apiserver/pkg/admission/refuse"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
@@ -47,6 +50,7 @@ func Register(plugins *admission.Plugins) {
 // Plugin checks spec.version of HCPClusters and NodePools against the catalog and the policy.
 type Plugin struct {
 	*admission.Handler
+	client   versioned.Interface
 	catalog  *versioncatalog.Catalog
 	clusters listers.HCPClusterLister
 }
@@ -55,6 +59,7 @@ var (
 	_ admission.ValidationInterface    = &Plugin{}
 	_ initializer.WantsInformerFactory = &Plugin{}
 	_ initializer.WantsVersionCatalog  = &Plugin{}
+	_ initializer.WantsClient          = &Plugin{}
 )
 
 // New returns the plugin; it needs SetInformerFactory and SetVersionCatalog before use.
@@ -69,13 +74,16 @@ func (p *Plugin) SetInformerFactory(f informers.SharedInformerFactory) {
 	p.SetReadyFunc(clusters.Informer().HasSynced)
 }
 
+// SetClient implements initializer.WantsClient.
+func (p *Plugin) SetClient(c versioned.Interface) { p.client = c }
+
 // SetVersionCatalog implements initializer.WantsVersionCatalog.
 func (p *Plugin) SetVersionCatalog(c *versioncatalog.Catalog) { p.catalog = c }
 
 // ValidateInitialization implements admission.InitializationValidator.
 func (p *Plugin) ValidateInitialization() error {
-	if p.clusters == nil || p.catalog == nil {
-		return fmt.Errorf("%s needs the informer factory and the version catalog", PluginName)
+	if p.clusters == nil || p.catalog == nil || p.client == nil {
+		return fmt.Errorf("%s needs the informer factory, a client and the version catalog", PluginName)
 	}
 	return nil
 }
@@ -93,7 +101,7 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	case *hcp.NodePool:
 		old, _ := a.GetOldObject().(*hcp.NodePool)
 		var err error
-		if errs, err = p.validateNodePool(a, obj, old); err != nil {
+		if errs, err = p.validateNodePool(ctx, a, obj, old); err != nil {
 			return err
 		}
 	}
@@ -150,7 +158,7 @@ func (p *Plugin) validateCluster(cluster, old *hcp.HCPCluster) field.ErrorList {
 	return nil
 }
 
-func (p *Plugin) validateNodePool(a admission.Attributes, pool, old *hcp.NodePool) (field.ErrorList, error) {
+func (p *Plugin) validateNodePool(ctx context.Context, a admission.Attributes, pool, old *hcp.NodePool) (field.ErrorList, error) {
 	if pool.Spec.Version.ID == "" || (old != nil && old.Spec.Version == pool.Spec.Version) {
 		return nil, nil
 	}
@@ -167,31 +175,43 @@ func (p *Plugin) validateNodePool(a admission.Attributes, pool, old *hcp.NodePoo
 	if !p.WaitForReady() {
 		return nil, admission.NewForbidden(a, fmt.Errorf("%s is not yet ready to handle the request", PluginName))
 	}
+	requested, err := version.ParseSemantic(pool.Spec.Version.ID)
+	if err != nil {
+		return nil, nil // the catalog lookup above has refused versions it cannot parse
+	}
 	cluster, err := p.clusters.HCPClusters(pool.Namespace).Get(pool.Spec.ClusterName)
+	if err == nil && skew(idPath, requested, cluster) == nil {
+		return nil, nil
+	}
+	// The informer may lag behind a cluster created or upgraded a moment ago: a refusal is
+	// rare, so confirm it with the server.
+	cluster, err = p.client.HcpV1alpha1().HCPClusters(pool.Namespace).Get(ctx, pool.Spec.ClusterName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil // the ClusterReference plugin refuses pools of missing clusters
 	}
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
+	return skew(idPath, requested, cluster), nil
+}
+
+// skew refuses a node pool version newer than its control plane or more than MaxNodePoolSkew
+// minors older.
+func skew(idPath *field.Path, requested *version.Version, cluster *v1alpha1.HCPCluster) field.ErrorList {
 	controlPlane, err := version.ParseGeneric(cluster.Spec.Version.ID)
 	if err != nil {
-		return nil, nil
-	}
-	requested, err := version.ParseSemantic(pool.Spec.Version.ID)
-	if err != nil {
-		return nil, nil // the catalog lookup above has refused versions it cannot parse
+		return nil
 	}
 	switch {
 	case requested.Major() != controlPlane.Major() || requested.Minor() > controlPlane.Minor():
-		return field.ErrorList{field.Invalid(idPath, pool.Spec.Version.ID,
-			fmt.Sprintf("must not be newer than the control plane of HCPCluster %s, which runs %s", cluster.Name, cluster.Spec.Version.ID))}, nil
+		return field.ErrorList{field.Invalid(idPath, requested.String(),
+			fmt.Sprintf("must not be newer than the control plane of HCPCluster %s, which runs %s", cluster.Name, cluster.Spec.Version.ID))}
 	case requested.Minor()+MaxNodePoolSkew < controlPlane.Minor():
-		return field.ErrorList{field.Invalid(idPath, pool.Spec.Version.ID,
+		return field.ErrorList{field.Invalid(idPath, requested.String(),
 			fmt.Sprintf("must be at most %d minors older than the control plane of HCPCluster %s, which runs %s",
-				MaxNodePoolSkew, cluster.Name, cluster.Spec.Version.ID))}, nil
+				MaxNodePoolSkew, cluster.Name, cluster.Spec.Version.ID))}
 	}
-	return nil, nil
+	return nil
 }
 
 // atLeastMinimum drops minors below the service's minimum from a list shown to users.

@@ -21,13 +21,18 @@ import (
 func newPlugin(t *testing.T, clusters ...*v1alpha1.HCPCluster) *Plugin {
 	t.Helper()
 	f := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
+	live := fake.NewSimpleClientset()
 	for _, c := range clusters {
 		if err := f.Hcp().V1alpha1().HCPClusters().Informer().GetStore().Add(c); err != nil {
+			t.Fatal(err)
+		}
+		if err := live.Tracker().Add(c); err != nil {
 			t.Fatal(err)
 		}
 	}
 	p := New()
 	p.SetInformerFactory(f)
+	p.SetClient(live)
 	p.SetVersionCatalog(versioncatalog.Default())
 	p.SetReadyFunc(func() bool { return true })
 	if err := p.ValidateInitialization(); err != nil {
@@ -130,5 +135,19 @@ func checkError(t *testing.T, err error, want string) {
 	}
 	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "admission plugin "+PluginName) {
 		t.Errorf("message %q lacks %q or the plugin name", err.Error(), want)
+	}
+}
+
+// TestNodePoolSkewIsConfirmedWithTheServer: the informer may still show a control plane
+// from before its upgrade; the pool upgrade that follows must not be refused for it.
+func TestNodePoolSkewIsConfirmedWithTheServer(t *testing.T) {
+	cached := &v1alpha1.HCPCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "dev"},
+		Spec: v1alpha1.HCPClusterSpec{Version: v1alpha1.VersionProfile{ID: "4.20", ChannelGroup: "stable"}}}
+	p := newPlugin(t, cached)
+	upgraded := cached.DeepCopy()
+	upgraded.Spec.Version.ID = "4.21"
+	p.SetClient(fake.NewSimpleClientset(upgraded))
+	if err := p.Validate(context.Background(), attrs(pool("4.21.1"), nil, "NodePool", "nodepools"), nil); err != nil {
+		t.Errorf("a pool following its freshly upgraded control plane was refused: %v", err)
 	}
 }
