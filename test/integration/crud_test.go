@@ -171,3 +171,19 @@ func TestManagementClustersAreClusterScoped(t *testing.T) {
 		t.Fatalf("list by name: %v items, err %v", len(list.Items), err)
 	}
 }
+
+// TestForegroundDeleteFinishes: standalone mode has no garbage collector, so a delete that asks
+// for foreground or orphan propagation must not leave the object behind with a finalizer.
+func TestForegroundDeleteFinishes(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	clusters := client().HcpV1alpha1().HCPClusters(ns)
+	for _, policy := range []metav1.DeletionPropagation{metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan} {
+		createCluster(t, ns, "dev")
+		if err := clusters.Delete(ctx, "dev", metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
+			t.Fatalf("delete with %s: %v", policy, err)
+		}
+		if got, err := clusters.Get(ctx, "dev", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("after a %s delete the cluster is still there (finalizers %v, err %v)", policy, got.Finalizers, err)
+		}
+	}
+}

@@ -143,6 +143,9 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		admissionOptions = o.RecommendedOptions.Admission
 		o.RecommendedOptions.Admission = nil
 		o.RecommendedOptions.Features.EnablePriorityAndFairness = false
+		// No garbage collector runs without kube-controller-manager: an orphan or foreground
+		// finalizer would never be removed, so deletes ignore the propagation policy.
+		o.RecommendedOptions.Etcd.EnableGarbageCollection = false
 	} else {
 		o.RecommendedOptions.SecureServing.ServerCert.CertDirectory = filepath.Join(o.DataDir, "serving-certs")
 		if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", o.AlternateNames,
