@@ -15,8 +15,11 @@ build:
 test: test-deps verify build
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
+# Debian packages (protoc, Mosquitto), then kube-apiserver and etcd built from the module
+# proxy into _output/tools/ (the first time about 15 minutes; cached afterwards).
 test-deps:
 	bash hack/install-test-deps.sh
+	bash hack/build-test-tools.sh
 
 verify: vet
 	bash hack/verify-codegen.sh

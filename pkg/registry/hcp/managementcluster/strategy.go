@@ -3,127 +3,50 @@
 package managementcluster
 
 import (
-	"context"
-
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
-	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/storage"
-	"k8s.io/apiserver/pkg/storage/names"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/validation"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
 )
 
-// strategy applies to writes of the main resource: spec and metadata, never status.
-type strategy struct {
-	runtime.ObjectTyper
-	names.NameGenerator
+// kind tells the shared strategies where a ManagementCluster's spec and status are and how they are checked.
+var kind = hcpregistry.Kind[*hcp.ManagementCluster]{
+	NamespaceScoped:      false,
+	ClearStatus:          func(obj *hcp.ManagementCluster) { obj.Status = hcp.ManagementClusterStatus{} },
+	CopyStatus:           func(obj, old *hcp.ManagementCluster) { obj.Status = old.Status },
+	CopySpec:             func(obj, old *hcp.ManagementCluster) { obj.Spec = old.Spec },
+	SpecChanged:          func(obj, old *hcp.ManagementCluster) bool { return !apiequality.Semantic.DeepEqual(obj.Spec, old.Spec) },
+	Validate:             validation.ValidateManagementCluster,
+	ValidateUpdate:       validation.ValidateManagementClusterUpdate,
+	ValidateStatusUpdate: validation.ValidateManagementClusterStatusUpdate,
 }
 
 // NewStrategy returns the strategy for creating and updating ManagementClusters.
-func NewStrategy(typer runtime.ObjectTyper) strategy {
-	return strategy{typer, names.SimpleNameGenerator}
-}
-
-func (strategy) NamespaceScoped() bool { return false }
-
-// GetResetFields keeps server-side apply from claiming status through the main resource.
-func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		"hcp.aro.azure.com/v1alpha1": fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
-	}
-}
-
-func (strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
-	mc := obj.(*hcp.ManagementCluster)
-	mc.Status = hcp.ManagementClusterStatus{}
-	mc.Generation = 1
-}
-
-func (strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
-	newObj, oldObj := obj.(*hcp.ManagementCluster), old.(*hcp.ManagementCluster)
-	newObj.Status = oldObj.Status
-	// Controllers compare status.observedGeneration with generation, so only a spec change counts.
-	if !apiequality.Semantic.DeepEqual(newObj.Spec, oldObj.Spec) {
-		newObj.Generation = oldObj.Generation + 1
-	}
-}
-
-func (strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
-	return validation.ValidateManagementCluster(obj.(*hcp.ManagementCluster))
-}
-
-func (strategy) WarningsOnCreate(ctx context.Context, obj runtime.Object) []string { return nil }
-
-func (strategy) Canonicalize(obj runtime.Object) {}
-
-func (strategy) AllowCreateOnUpdate(ctx context.Context) bool { return false }
-
-func (strategy) AllowUnconditionalUpdate(ctx context.Context) bool { return true }
-
-func (strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	return validation.ValidateManagementClusterUpdate(obj.(*hcp.ManagementCluster), old.(*hcp.ManagementCluster))
-}
-
-func (strategy) WarningsOnUpdate(ctx context.Context, obj, old runtime.Object) []string { return nil }
-
-// statusStrategy applies to writes of /status: the spec stays as stored.
-type statusStrategy struct {
-	strategy
+func NewStrategy(typer runtime.ObjectTyper) hcpregistry.Strategy[*hcp.ManagementCluster] {
+	return hcpregistry.NewStrategy(typer, kind)
 }
 
 // NewStatusStrategy returns the strategy for the /status subresource.
-func NewStatusStrategy(s strategy) statusStrategy {
-	return statusStrategy{s}
+func NewStatusStrategy(s hcpregistry.Strategy[*hcp.ManagementCluster]) hcpregistry.StatusStrategy[*hcp.ManagementCluster] {
+	return hcpregistry.NewStatusStrategy(s)
 }
 
-// GetResetFields keeps server-side apply from claiming spec through /status.
-func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		"hcp.aro.azure.com/v1alpha1": fieldpath.NewSet(fieldpath.MakePathOrDie("spec")),
-	}
+// GetAttrs returns the labels and selectable fields of a ManagementCluster.
+func GetAttrs(o runtime.Object) (labels.Set, fields.Set, error) {
+	obj := o.(*hcp.ManagementCluster)
+	return labels.Set(obj.Labels), SelectableFields(obj), nil
 }
 
-func (statusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
-	newObj, oldObj := obj.(*hcp.ManagementCluster), old.(*hcp.ManagementCluster)
-	newObj.Spec = oldObj.Spec
-}
-
-func (statusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	return validation.ValidateManagementClusterStatusUpdate(obj.(*hcp.ManagementCluster), old.(*hcp.ManagementCluster))
-}
-
-func (statusStrategy) WarningsOnUpdate(ctx context.Context, obj, old runtime.Object) []string {
-	return nil
-}
-
-// GetAttrs returns the labels and selectable fields of an ManagementCluster.
-func GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	mc := obj.(*hcp.ManagementCluster)
-	return labels.Set(mc.Labels), SelectableFields(mc), nil
-}
-
-// SelectableFields are the fields clients can select ManagementClusters on; v1alpha1.ManagementClusterSelectableFields
-// lists the same names for the scheme's field label conversion.
-func SelectableFields(mc *hcp.ManagementCluster) fields.Set {
-	return generic.AddObjectMetaFieldsSet(fields.Set{}, &mc.ObjectMeta, false)
+// SelectableFields are the fields clients can select ManagementClusters on; the scheme's field label
+// conversion in apis/hcp/v1alpha1 accepts the same names.
+func SelectableFields(obj *hcp.ManagementCluster) fields.Set {
+	return generic.AddObjectMetaFieldsSet(fields.Set{}, &obj.ObjectMeta, false)
 }
 
 // Match returns a matcher for the label and field selectors of a list or watch.
-func Match(label labels.Selector, field fields.Selector) storage.SelectionPredicate {
-	return storage.SelectionPredicate{Label: label, Field: field, GetAttrs: GetAttrs}
-}
-
-var (
-	_ rest.RESTCreateStrategy        = strategy{}
-	_ rest.RESTUpdateStrategy        = strategy{}
-	_ rest.RESTDeleteStrategy        = strategy{}
-	_ rest.ResetFieldsStrategy       = strategy{}
-	_ rest.UpdateResetFieldsStrategy = statusStrategy{}
-)
+var Match = hcpregistry.Matcher(GetAttrs)

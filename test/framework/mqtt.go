@@ -1,0 +1,324 @@
+package framework
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/packets"
+	"github.com/eclipse/paho.golang/paho"
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/listeners"
+	mqttpackets "github.com/mochi-mqtt/server/v2/packets"
+)
+
+// Broker is an MQTT v5 broker on a loopback port that admits clients with a
+// certificate from its MQTTPKI and knows each by its certificate's common name.
+type Broker struct {
+	// URL is where clients connect: mqtts://127.0.0.1:<port>.
+	URL string
+	// CAs verifies the broker's serving certificate.
+	CAs *x509.CertPool
+
+	pki  *MQTTPKI
+	addr string
+	cmd  *exec.Cmd // the Mosquitto process; nil for the embedded broker
+
+	stop     func() error
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// ClientTLS returns a client configuration that trusts the broker and presents a
+// new certificate for cn.
+func (b *Broker) ClientTLS(t testing.TB, cn string) *tls.Config {
+	t.Helper()
+	return b.pki.ClientTLS(t, cn)
+}
+
+// Stop stops the broker and, for a process, waits until it has exited. It is also
+// run when the test ends; calling it again returns the first result.
+func (b *Broker) Stop() error {
+	b.stopOnce.Do(func() { b.stopErr = b.stop() })
+	return b.stopErr
+}
+
+// Connect opens an MQTT v5 session with a clean start as clientID over TLS with cfg.
+// onPublish receive the messages of the session's subscriptions. The caller
+// ends the session with Disconnect.
+func (b *Broker) Connect(ctx context.Context, clientID string, cfg *tls.Config, onPublish ...func(paho.PublishReceived) (bool, error)) (*paho.Client, error) {
+	conn, err := (&tls.Dialer{Config: cfg}).DialContext(ctx, "tcp", b.addr)
+	if err != nil {
+		return nil, err
+	}
+	c := paho.NewClient(paho.ClientConfig{
+		// paho writes from several goroutines, which a tls.Conn does not allow.
+		Conn:              packets.NewThreadSafeConn(conn),
+		OnPublishReceived: onPublish,
+	})
+	ack, err := c.Connect(ctx, &paho.Connect{ClientID: clientID, CleanStart: true, KeepAlive: 30})
+	if err != nil {
+		if ack != nil {
+			return nil, fmt.Errorf("%w (reason code %#x)", err, ack.ReasonCode)
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// MQTTACL tells whether the client whose certificate has common name cn may
+// publish to topic (write) or subscribe to the topic filter topic.
+type MQTTACL func(cn, topic string, write bool) bool
+
+// EmbeddedBrokerOption adjusts StartEmbeddedBroker.
+type EmbeddedBrokerOption func(*mtlsAuthHook)
+
+// WithMQTTACL has the embedded broker check every publish and subscription with acl
+// instead of allowing all.
+func WithMQTTACL(acl MQTTACL) EmbeddedBrokerOption {
+	return func(h *mtlsAuthHook) { h.acl = acl }
+}
+
+// StartEmbeddedBroker runs a mochi-mqtt broker in the test process on a free
+// loopback port, stopped when the test ends. It accepts MQTT v5 only, so that a
+// client that falls back to 3.1.1 (and so loses the user properties that carry
+// CloudEvents attributes) fails at once.
+func StartEmbeddedBroker(t testing.TB, pki *MQTTPKI, opts ...EmbeddedBrokerOption) *Broker {
+	t.Helper()
+	logFile := filepath.Join(t.TempDir(), "broker.log")
+	logOut, err := os.Create(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attachMQTTLog(t, "embedded broker", logFile)
+	t.Cleanup(func() { _ = logOut.Close() })
+
+	caps := mqtt.NewDefaultServerCapabilities()
+	caps.MinimumProtocolVersion = 5
+	server := mqtt.New(&mqtt.Options{
+		Capabilities: caps,
+		Logger:       slog.New(slog.NewTextHandler(logOut, nil)),
+	})
+	hook := &mtlsAuthHook{}
+	for _, o := range opts {
+		o(hook)
+	}
+	if err := server.AddHook(hook, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Port 0: the listener picks the port and keeps it, so no other process can take it.
+	l := listeners.NewTCP(listeners.Config{ID: "mqtts", Address: "127.0.0.1:0", TLSConfig: pki.ServerTLS()})
+	if err := server.AddListener(l); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Serve(); err != nil {
+		t.Fatal(err)
+	}
+	b := &Broker{URL: "mqtts://" + l.Address(), CAs: pki.CAs, pki: pki, addr: l.Address(), stop: server.Close}
+	t.Cleanup(func() { _ = b.Stop() })
+	return b
+}
+
+// mtlsAuthHook admits the clients that the TLS listener verified and, as
+// Mosquitto's use_identity_as_username does, makes their certificate's common
+// name their username.
+type mtlsAuthHook struct {
+	mqtt.HookBase
+	acl MQTTACL
+}
+
+func (h *mtlsAuthHook) ID() string { return "mtls-auth" }
+
+func (h *mtlsAuthHook) Provides(b byte) bool {
+	return b == mqtt.OnConnectAuthenticate || b == mqtt.OnACLCheck
+}
+
+func (h *mtlsAuthHook) OnConnectAuthenticate(cl *mqtt.Client, _ mqttpackets.Packet) bool {
+	conn, ok := cl.Net.Conn.(*tls.Conn)
+	if !ok {
+		return false
+	}
+	// The handshake is done: the CONNECT packet was read through it.
+	state := conn.ConnectionState()
+	if len(state.VerifiedChains) == 0 {
+		return false
+	}
+	cl.Properties.Username = []byte(state.VerifiedChains[0][0].Subject.CommonName)
+	return true
+}
+
+func (h *mtlsAuthHook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
+	return h.acl == nil || h.acl(string(cl.Properties.Username), topic, write)
+}
+
+// StartMosquitto runs Mosquitto as a process on a free loopback port with the
+// broker certificate of pki, stopped when the test ends. It skips the test when
+// Mosquitto is not installed.
+func StartMosquitto(t testing.TB, pki *MQTTPKI) *Broker {
+	t.Helper()
+	bin, err := exec.LookPath("mosquitto")
+	if err != nil {
+		bin = "/usr/sbin/mosquitto" // Debian installs it outside a user's PATH
+		if _, err := os.Stat(bin); err != nil {
+			t.Skip("mosquitto not found on PATH or in /usr/sbin; install the Debian package 'mosquitto'")
+		}
+	}
+	dir := t.TempDir()
+	// The port is free when picked but not held, so another process may take it
+	// before Mosquitto binds it; then Mosquitto exits and a new port is tried.
+	for attempt := 1; ; attempt++ {
+		b, err := startMosquitto(t, bin, pki, filepath.Join(dir, fmt.Sprintf("attempt-%d", attempt)))
+		if err == nil {
+			return b
+		}
+		if !errors.Is(err, errExitedEarly) || attempt == 3 {
+			t.Fatalf("mosquitto did not start: %v", err)
+		}
+	}
+}
+
+var errExitedEarly = errors.New("exited before serving")
+
+func startMosquitto(t testing.TB, bin string, pki *MQTTPKI, dir string) (*Broker, error) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	port, err := freeLoopbackPort()
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	conf := filepath.Join(dir, "mosquitto.conf")
+	if err := os.WriteFile(conf, []byte(mosquittoConf(pki, port)), 0o600); err != nil {
+		return nil, err
+	}
+	logFile := filepath.Join(dir, "mosquitto.log")
+	logOut, err := os.Create(logFile)
+	if err != nil {
+		return nil, err
+	}
+	defer logOut.Close() // the child holds its own descriptor
+	cmd := exec.Command(bin, "-c", conf)
+	cmd.Stdout, cmd.Stderr = logOut, logOut
+	mqttKillWithTestProcess(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stop := func() error {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		timer := time.NewTimer(10 * time.Second)
+		defer timer.Stop()
+		select {
+		case err := <-exited:
+			return err
+		case <-timer.C:
+			_ = cmd.Process.Kill()
+			<-exited
+			return errors.New("mosquitto did not stop within 10s of SIGTERM; killed it")
+		}
+	}
+	if err := waitForTLS(addr, pki.ClientTLS(t, "mosquitto-probe"), exited, 30*time.Second); err != nil {
+		_ = stop()
+		log, _ := os.ReadFile(logFile)
+		return nil, fmt.Errorf("%w; log:\n%s", err, log)
+	}
+	attachMQTTLog(t, "mosquitto", logFile)
+	b := &Broker{URL: "mqtts://" + addr, CAs: pki.CAs, pki: pki, addr: addr, cmd: cmd, stop: stop}
+	t.Cleanup(func() {
+		if err := b.Stop(); err != nil {
+			t.Errorf("stopping mosquitto: %v", err)
+		}
+	})
+	return b, nil
+}
+
+// mosquittoConf configures one mTLS listener on which a client's certificate
+// common name is its username (for ACLs) and no password is asked for.
+func mosquittoConf(pki *MQTTPKI, port int) string {
+	lines := []string{
+		"per_listener_settings false",
+		"allow_anonymous false",
+		"persistence false",
+		"log_dest stderr",
+		"log_type error",
+		"log_type warning",
+		"log_type notice",
+		"log_type information",
+		"connection_messages true",
+		fmt.Sprintf("listener %d 127.0.0.1", port),
+		"cafile " + pki.CAFile,
+		"certfile " + pki.ServerCertFile,
+		"keyfile " + pki.ServerKeyFile,
+		"require_certificate true",
+		"use_identity_as_username true",
+	}
+	// Run as root, Mosquitto 2 switches to the user 'mosquitto' right after reading
+	// this file, and that user cannot read the keys in the test's private folder.
+	if os.Geteuid() == 0 {
+		lines = append([]string{"user root"}, lines...)
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// waitForTLS returns once a TLS handshake with addr succeeds, or fails when the
+// process exits first or the timeout passes.
+func waitForTLS(addr string, cfg *tls.Config, exited <-chan error, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var lastErr error
+	for {
+		dialCtx, dialCancel := context.WithTimeout(ctx, time.Second)
+		conn, err := (&tls.Dialer{Config: cfg}).DialContext(dialCtx, "tcp", addr)
+		dialCancel()
+		if err == nil {
+			return conn.Close()
+		}
+		lastErr = err
+		select {
+		case err := <-exited:
+			return fmt.Errorf("%w: %v", errExitedEarly, err)
+		case <-ctx.Done():
+			return fmt.Errorf("no TLS handshake with %s within %s: %w", addr, timeout, lastErr)
+		case <-tick.C:
+		}
+	}
+}
+
+func freeLoopbackPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// attachMQTTLog shows a broker's log when the test fails. Registered before the
+// broker's own cleanup, it runs after it and so shows the log to the end.
+func attachMQTTLog(t testing.TB, name, file string) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		if log, err := os.ReadFile(file); err == nil {
+			t.Logf("%s log (%s):\n%s", name, file, log)
+		}
+	})
+}
