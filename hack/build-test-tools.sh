@@ -12,16 +12,21 @@ TOOLS="${ROOT}/hack/tools"
 version_of() { (cd "${TOOLS}" && go list -m -f '{{.Version}}' "$1"); }
 
 build() {
-    local name=$1 pkg=$2 module=$3
+    local name=$1 pkg=$2 module=$3 ldflags=${4:-}
     local dir="${ROOT}/_output/tools/${name}-$(version_of "${module}")"
     if [[ ! -x "${dir}/${name}" ]]; then
         echo "Building ${name} from ${module}@$(version_of "${module}") into ${dir} (once; it is cached there)"
         mkdir -p "${dir}"
-        (cd "${TOOLS}" && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o "${dir}/${name}.tmp" "${pkg}")
+        (cd "${TOOLS}" && CGO_ENABLED=0 go build -trimpath -ldflags="-s ${ldflags}" -o "${dir}/${name}.tmp" "${pkg}")
         mv "${dir}/${name}.tmp" "${dir}/${name}"
     fi
     ln -sfn "${dir}/${name}" "${ROOT}/_output/tools/${name}"
 }
 
 build etcd go.etcd.io/etcd/server/v3 go.etcd.io/etcd/server/v3
-build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes
+# kube-apiserver reports the version it was stamped with, as a release build does.
+kube_version=$(version_of k8s.io/kubernetes)
+kube_minor=${kube_version#v1.}
+kube_minor=${kube_minor%%.*}
+build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes \
+    "-X k8s.io/component-base/version.gitVersion=${kube_version} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${kube_minor}"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,9 +30,9 @@ type Broker struct {
 	// CAs verifies the broker's serving certificate.
 	CAs *x509.CertPool
 
-	pki  *MQTTPKI
-	addr string
-	cmd  *exec.Cmd // the Mosquitto process; nil for the embedded broker
+	pki     *MQTTPKI
+	addr    string
+	process *Process // Mosquitto; nil for the embedded broker
 
 	stop     func() error
 	stopOnce sync.Once
@@ -163,93 +161,53 @@ func (h *mtlsAuthHook) OnACLCheck(cl *mqtt.Client, topic string, write bool) boo
 	return h.acl == nil || h.acl(string(cl.Properties.Username), topic, write)
 }
 
+// mosquittoStopTimeout is how long Mosquitto has to exit after SIGTERM; it needs
+// well under a second, so a longer wait only hides a hang.
+const mosquittoStopTimeout = 10 * time.Second
+
 // StartMosquitto runs Mosquitto as a process on a free loopback port with the
-// broker certificate of pki, stopped when the test ends. It skips the test when
-// Mosquitto is not installed.
+// broker certificate of pki and returns once it completes TLS handshakes. It is
+// stopped when the test ends, and skips the test when Mosquitto is not installed.
 func StartMosquitto(t testing.TB, pki *MQTTPKI) *Broker {
 	t.Helper()
-	bin, err := exec.LookPath("mosquitto")
+	binary, err := exec.LookPath("mosquitto")
 	if err != nil {
-		bin = "/usr/sbin/mosquitto" // Debian installs it outside a user's PATH
-		if _, err := os.Stat(bin); err != nil {
+		binary = "/usr/sbin/mosquitto" // Debian installs it outside a user's PATH
+		if _, err := os.Stat(binary); err != nil {
 			t.Skip("mosquitto not found on PATH or in /usr/sbin; install the Debian package 'mosquitto'")
 		}
 	}
-	dir := t.TempDir()
-	// The port is free when picked but not held, so another process may take it
-	// before Mosquitto binds it; then Mosquitto exits and a new port is tried.
-	for attempt := 1; ; attempt++ {
-		b, err := startMosquitto(t, bin, pki, filepath.Join(dir, fmt.Sprintf("attempt-%d", attempt)))
-		if err == nil {
-			return b
-		}
-		if !errors.Is(err, errExitedEarly) || attempt == 3 {
-			t.Fatalf("mosquitto did not start: %v", err)
-		}
-	}
-}
-
-var errExitedEarly = errors.New("exited before serving")
-
-func startMosquitto(t testing.TB, bin string, pki *MQTTPKI, dir string) (*Broker, error) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	port, err := freeLoopbackPort()
-	if err != nil {
-		return nil, err
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	dir := ComponentDir(t, "mosquitto")
+	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 	conf := filepath.Join(dir, "mosquitto.conf")
-	if err := os.WriteFile(conf, []byte(mosquittoConf(pki, port)), 0o600); err != nil {
-		return nil, err
+	if err := os.WriteFile(conf, []byte(mosquittoConf(pki, addr)), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	logFile := filepath.Join(dir, "mosquitto.log")
-	logOut, err := os.Create(logFile)
-	if err != nil {
-		return nil, err
-	}
-	defer logOut.Close() // the child holds its own descriptor
-	cmd := exec.Command(bin, "-c", conf)
-	cmd.Stdout, cmd.Stderr = logOut, logOut
-	mqttKillWithTestProcess(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stop := func() error {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		timer := time.NewTimer(10 * time.Second)
-		defer timer.Stop()
-		select {
-		case err := <-exited:
+	p := StartProcess(t, dir, binary, "-c", conf)
+	probe := pki.ClientTLS(t, "mosquitto-probe")
+	p.WaitUntilReady(t, 30*time.Second, "TLS handshake", func(ctx context.Context) error {
+		conn, err := (&tls.Dialer{Config: probe}).DialContext(ctx, "tcp", addr)
+		if err != nil {
 			return err
-		case <-timer.C:
-			_ = cmd.Process.Kill()
-			<-exited
-			return errors.New("mosquitto did not stop within 10s of SIGTERM; killed it")
 		}
+		return conn.Close()
+	})
+	b := &Broker{
+		URL: "mqtts://" + addr, CAs: pki.CAs, pki: pki, addr: addr, process: p,
+		stop: func() error { return p.stop(mosquittoStopTimeout) },
 	}
-	if err := waitForTLS(addr, pki.ClientTLS(t, "mosquitto-probe"), exited, 30*time.Second); err != nil {
-		_ = stop()
-		log, _ := os.ReadFile(logFile)
-		return nil, fmt.Errorf("%w; log:\n%s", err, log)
-	}
-	attachMQTTLog(t, "mosquitto", logFile)
-	b := &Broker{URL: "mqtts://" + addr, CAs: pki.CAs, pki: pki, addr: addr, cmd: cmd, stop: stop}
 	t.Cleanup(func() {
 		if err := b.Stop(); err != nil {
-			t.Errorf("stopping mosquitto: %v", err)
+			t.Error(err)
 		}
 	})
-	return b, nil
+	return b
 }
 
 // mosquittoConf configures one mTLS listener on which a client's certificate
 // common name is its username (for ACLs) and no password is asked for.
-func mosquittoConf(pki *MQTTPKI, port int) string {
+func mosquittoConf(pki *MQTTPKI, addr string) string {
+	host, port, _ := net.SplitHostPort(addr)
 	lines := []string{
 		"per_listener_settings false",
 		"allow_anonymous false",
@@ -260,7 +218,7 @@ func mosquittoConf(pki *MQTTPKI, port int) string {
 		"log_type notice",
 		"log_type information",
 		"connection_messages true",
-		fmt.Sprintf("listener %d 127.0.0.1", port),
+		"listener " + port + " " + host,
 		"cafile " + pki.CAFile,
 		"certfile " + pki.ServerCertFile,
 		"keyfile " + pki.ServerKeyFile,
@@ -273,41 +231,6 @@ func mosquittoConf(pki *MQTTPKI, port int) string {
 		lines = append([]string{"user root"}, lines...)
 	}
 	return strings.Join(lines, "\n") + "\n"
-}
-
-// waitForTLS returns once a TLS handshake with addr succeeds, or fails when the
-// process exits first or the timeout passes.
-func waitForTLS(addr string, cfg *tls.Config, exited <-chan error, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	var lastErr error
-	for {
-		dialCtx, dialCancel := context.WithTimeout(ctx, time.Second)
-		conn, err := (&tls.Dialer{Config: cfg}).DialContext(dialCtx, "tcp", addr)
-		dialCancel()
-		if err == nil {
-			return conn.Close()
-		}
-		lastErr = err
-		select {
-		case err := <-exited:
-			return fmt.Errorf("%w: %v", errExitedEarly, err)
-		case <-ctx.Done():
-			return fmt.Errorf("no TLS handshake with %s within %s: %w", addr, timeout, lastErr)
-		case <-tick.C:
-		}
-	}
-}
-
-func freeLoopbackPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // attachMQTTLog shows a broker's log when the test fails. Registered before the

@@ -131,7 +131,7 @@ func (p *Process) stop(timeout time.Duration) error {
 // process exits or timeout passes first; what says what is awaited, for the failure message.
 func (p *Process) WaitUntilReady(t testing.TB, timeout time.Duration, what string, ready func(ctx context.Context) error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()

@@ -1,0 +1,195 @@
+package framework
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// apiServerReadyTimeout is generous because the tests share a loaded 2-core machine.
+const apiServerReadyTimeout = 2 * time.Minute
+
+// ManagementCluster is the API of a management cluster as HyperShift sees it: a real
+// kube-apiserver on its own etcd, with the HyperShift CRDs installed. Nothing else runs:
+// no controllers, so nothing acts on what is created (namespaces, for one, are never
+// finalized once deleted).
+type ManagementCluster struct {
+	// Etcd is its single-member etcd.
+	Etcd *EtcdCluster
+	// APIServer is the kube-apiserver process.
+	APIServer *Process
+	// URL is the kube-apiserver's address, https://127.0.0.1:<port>.
+	URL string
+	// Kubeconfig is a kubeconfig file for the admin (a token user in system:masters),
+	// for kubectl --kubeconfig.
+	Kubeconfig string
+	// Config is the admin's client configuration, read from Kubeconfig.
+	Config *rest.Config
+	// Kube is the typed clientset for the built-in resources.
+	Kube kubernetes.Interface
+	// Dynamic reaches any resource, including the HyperShift custom resources.
+	Dynamic dynamic.Interface
+
+	// mapper finds a kind's resource through discovery, as kubectl does.
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+}
+
+// StartManagementCluster starts etcd and kube-apiserver, installs every CRD from the
+// shared folder's hypershift/crds, and returns once they are all established. Everything
+// is stopped when the test ends. The test is skipped if kube-apiserver or etcd is not built
+// or the shared folder is missing.
+func StartManagementCluster(t testing.TB) *ManagementCluster {
+	t.Helper()
+	binary := Tool(t, "kube-apiserver")
+	crdDir := filepath.Join(SharedDir(t), "hypershift", "crds")
+
+	mc := &ManagementCluster{Etcd: StartEtcd(t)}
+	dir := ComponentDir(t, "kube-apiserver")
+	port := FreePort(t)
+	mc.URL = "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	token := writeTokenFile(t, filepath.Join(dir, "tokens.csv"))
+	writeServiceAccountKeys(t, filepath.Join(dir, "sa.key"), filepath.Join(dir, "sa.pub"))
+	certDir := filepath.Join(dir, "certs")
+
+	mc.APIServer = StartProcess(t, dir, binary,
+		"--etcd-servers="+strings.Join(mc.Etcd.ClientURLs, ","),
+		"--bind-address=127.0.0.1",
+		// Without it, kube-apiserver advertises the address of the host's default route, and
+		// fails to start on a machine that has none. The endpoint reconciler refuses a
+		// loopback address, and nothing here needs the "kubernetes" Service's endpoints.
+		"--advertise-address=127.0.0.1",
+		"--endpoint-reconciler-type=none",
+		"--secure-port="+strconv.Itoa(port),
+		// With no certificate given, kube-apiserver writes a self-signed one here.
+		"--cert-dir="+certDir,
+		"--token-auth-file="+filepath.Join(dir, "tokens.csv"),
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file="+filepath.Join(dir, "sa.pub"),
+		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"),
+		"--service-cluster-ip-range=10.96.0.0/16",
+	)
+
+	// The self-signed certificate file holds the serving certificate and the CA that signed
+	// it; it exists once the server is about to listen.
+	caFile := filepath.Join(certDir, "apiserver.crt")
+	mc.APIServer.WaitUntilReady(t, apiServerReadyTimeout, "ready kube-apiserver (/readyz)", func(ctx context.Context) error {
+		ca, err := os.ReadFile(caFile)
+		if err != nil {
+			return err
+		}
+		cfg := &rest.Config{Host: mc.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: ca}}
+		client, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		_, err = client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err
+	})
+
+	mc.Kubeconfig = filepath.Join(dir, "admin.kubeconfig")
+	writeKubeconfig(t, mc.Kubeconfig, mc.URL, caFile, token)
+	mc.connect(t)
+	mc.installCRDs(t, crdDir)
+	return mc
+}
+
+// Stop stops kube-apiserver, then etcd; see Process.Stop.
+func (mc *ManagementCluster) Stop() error {
+	return errors.Join(mc.APIServer.Stop(), mc.Etcd.Stop())
+}
+
+// connect builds the clients from the kubeconfig, so that they see what kubectl sees.
+func (mc *ManagementCluster) connect(t testing.TB) {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", mc.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A server of the test's own: no reason to throttle on the client side.
+	cfg.QPS, cfg.Burst = -1, 0
+	mc.Config = cfg
+	if mc.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if mc.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	mc.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(mc.Kube.Discovery()))
+}
+
+// writeTokenFile writes a --token-auth-file with one user, admin in system:masters, and
+// returns the admin's token.
+func writeTokenFile(t testing.TB, path string) string {
+	t.Helper()
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	token := hex.EncodeToString(b)
+	// token,user,uid,"group1,group2"
+	line := fmt.Sprintf("%s,admin,admin,\"system:masters\"\n", token)
+	if err := os.WriteFile(path, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
+// writeServiceAccountKeys writes a new RSA key pair with which kube-apiserver signs
+// service account tokens (keyFile) and checks them (pubFile).
+func writeServiceAccountKeys(t testing.TB, keyFile, pubFile string) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	pubPEM := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pubFile, pubPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeKubeconfig writes a kubeconfig for the admin token user with one context, "admin".
+func writeKubeconfig(t testing.TB, path, server, caFile, token string) {
+	t.Helper()
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["management"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["admin"] = &clientcmdapi.Context{Cluster: "management", AuthInfo: "admin"}
+	cfg.CurrentContext = "admin"
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+}
