@@ -29,7 +29,7 @@ func TestServerRefusesUnknownClients(t *testing.T) {
 	// because the client's credentials are what is tested.
 	as := func(t *testing.T, credentials ...string) string {
 		t.Helper()
-		args := append([]string{"--kubeconfig", os.DevNull, "--server", s.url, "--insecure-skip-tls-verify"}, credentials...)
+		args := append([]string{"--kubeconfig", os.DevNull, "--server", s.URL, "--insecure-skip-tls-verify"}, credentials...)
 		out, err := kubectl(t, append(args, "get", "hcpclusters")...)
 		if err == nil || strings.Contains(out, "dev-cluster") {
 			t.Fatalf("kubectl get hcpclusters %s was served:\n%s", strings.Join(credentials, " "), out)
@@ -52,7 +52,7 @@ func TestServerRefusesUnknownClients(t *testing.T) {
 	})
 
 	t.Run("a client certificate from the server's CA outside system:masters", func(t *testing.T) {
-		ca, caKey := loadServerCA(t, s.dataDir)
+		ca, caKey := loadServerCA(t, s.DataDir)
 		cert, key := issueClientCert(t, ca, caKey, "alice", "developers")
 		// The server denies such users even discovery, so kubectl cannot say more than "Forbidden".
 		if out := as(t, "--client-certificate", cert, "--client-key", key); !strings.Contains(out, "Error from server (Forbidden)") {

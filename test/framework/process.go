@@ -95,6 +95,12 @@ func (p *Process) PID() int { return p.cmd.Process.Pid }
 // Exited is closed once the process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
 
+// ExitError is how the process exited (nil for status 0); it waits until it has.
+func (p *Process) ExitError() error {
+	<-p.exited
+	return p.exitErr
+}
+
 // Stop sends SIGTERM and waits for the process to exit; one still running after 30s is
 // killed. It returns an error, from its first call only, if the process had already exited
 // on its own or had to be killed. Exiting on SIGTERM, with whatever status, is not an error:

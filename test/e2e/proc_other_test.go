@@ -1,8 +1,0 @@
-//go:build !linux
-
-package e2e
-
-import "os/exec"
-
-// killWithTestProcess does nothing here: only Linux can tie a child's life to its parent's.
-func killWithTestProcess(*exec.Cmd) {}

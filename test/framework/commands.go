@@ -1,0 +1,121 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	buildMu sync.Mutex
+	// built remembers the commands this test binary has built, so each is built once.
+	built = map[string]string{}
+)
+
+// Command builds ./cmd/<name> of this repository (hcp-apiserver, maestro-agent, ...) once per
+// test binary into _output/test-bin/ and returns its path, so tests run what users run.
+func Command(t testing.TB, name string) string {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if path, ok := built[name]; ok {
+		return path
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "_output", "test-bin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Test packages run in parallel: build under a private name, then rename into place.
+	tmp, err := os.CreateTemp(dir, name+".*.tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp.Close()
+	build := exec.Command("go", "build", "-o", tmp.Name(), "./cmd/"+name)
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		os.Remove(tmp.Name())
+		t.Fatalf("building %s: %v\n%s", name, err, out)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		t.Fatal(err)
+	}
+	built[name] = path
+	return path
+}
+
+// HCPAPIServerProcess is the hcp-apiserver binary running standalone on its embedded etcd.
+type HCPAPIServerProcess struct {
+	*Process
+	// DataDir holds its etcd data, its PKI and admin.kubeconfig.
+	DataDir string
+	// URL is where it serves, on loopback.
+	URL string
+	// Kubeconfig is the admin kubeconfig it wrote once ready.
+	Kubeconfig string
+}
+
+// StartHCPAPIServerProcess starts the hcp-apiserver binary on dataDir (reused if it holds
+// data) and a free loopback port, with extra args, and returns once it is ready: once it has
+// written admin.kubeconfig. It is stopped when the test ends.
+func StartHCPAPIServerProcess(t testing.TB, dataDir string, args ...string) *HCPAPIServerProcess {
+	t.Helper()
+	binary := Command(t, "hcp-apiserver")
+	dataDir, err := filepath.Abs(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := FreePort(t)
+	s := &HCPAPIServerProcess{
+		DataDir:    dataDir,
+		URL:        "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Kubeconfig: filepath.Join(dataDir, "admin.kubeconfig"),
+	}
+	// The server deletes a kubeconfig left by its previous run, but perhaps only after we
+	// first look for it: removing it here keeps "the file exists" meaning "ready".
+	if err := os.Remove(s.Kubeconfig); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	s.Process = StartProcess(t, ComponentDir(t, "hcp-apiserver"), binary,
+		append([]string{"--data-dir", dataDir, "--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1"}, args...)...)
+
+	const readyTimeout = 2 * time.Minute
+	deadline := time.After(readyTimeout)
+	for {
+		if _, err := os.Stat(s.Kubeconfig); err == nil {
+			return s
+		}
+		select {
+		case <-s.Exited():
+			t.Fatalf("hcp-apiserver exited before it was ready: %v", s.ExitError())
+		case <-deadline:
+			t.Fatalf("hcp-apiserver did not write %s within %v", s.Kubeconfig, readyTimeout)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// StopCleanly stops the server with SIGTERM and fails unless it exits 0 in time, as a
+// server that drains its requests and closes etcd does.
+func (s *HCPAPIServerProcess) StopCleanly() error {
+	if err := s.Stop(); err != nil {
+		return err
+	}
+	if err := s.ExitError(); err != nil {
+		return fmt.Errorf("hcp-apiserver did not exit cleanly on SIGTERM: %v", err)
+	}
+	return nil
+}
