@@ -1,0 +1,37 @@
+// Package hypershiftsim is a TEST DOUBLE. It is not HyperShift and runs nothing.
+//
+// The HyperShift operator cannot run on the test management cluster (a bare
+// kube-apiserver with the HyperShift CRDs installed), so this simulator stands in
+// for it. It watches HostedClusters, NodePools, break-glass
+// CertificateSigningRequests and CertificateRevocationRequests and writes the
+// objects and status the real operators would write, so that the code delivering
+// and watching HyperShift manifests can be tested end to end:
+//
+//   - HostedCluster: the hypershift.openshift.io/finalizer, the control-plane
+//     namespace <namespace>-<name>, then status as the operator reports it
+//     (Available, Progressing, Degraded and the other conditions, version and
+//     controlPlaneVersion history going Partial -> Completed, controlPlaneEndpoint,
+//     the <name>-admin-kubeconfig Secret). A change of spec.release.image is an
+//     upgrade: a new Partial history entry and Progressing=True, Completed after
+//     Options.UpgradeDelay.
+//   - NodePool: the finalizer; Ready with status.replicas and status.version once
+//     its HostedCluster is Available; UpdatingVersion while its release changes.
+//   - Break-glass credentials (the control-plane PKI operator's part): a CSR whose
+//     signer is hypershift.openshift.io/<hcp-namespace>.customer-break-glass (or
+//     .sre-break-glass) is approved when a CertificateSigningRequestApproval of the
+//     same name exists in <hcp-namespace>, then signed by a per-cluster CA kept in
+//     the Secret customer-system-admin-signer (sre-system-admin-signer) there.
+//     A CertificateRevocationRequest rotates that CA and walks its conditions
+//     SignerClassValid, RootCertificatesRegenerated, NewCertificatesTrusted,
+//     LeafCertificatesRegenerated and PreviousCertificatesRevoked to True.
+//   - Deletion: the finalizers are removed (after Options.DeletionDelay), once the
+//     HostedCluster's NodePools are gone; the control-plane namespace is deleted.
+//
+// Delays and failures (a HostedCluster that never becomes Available, a Degraded
+// one, a NodePool that is never Ready, an unknown release image) are set in
+// Options, so tests can cover the unhappy paths too.
+//
+// Object names, condition types, reasons and messages follow HyperShift (at the
+// commit of the CRDs in shared/hypershift/crds) and the examples beside them;
+// every status it writes is accepted by those CRDs.
+package hypershiftsim
