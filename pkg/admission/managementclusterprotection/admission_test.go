@@ -176,3 +176,14 @@ func TestSharedFactory(t *testing.T) {
 		t.Error("want an error from a plugin without the informer factory")
 	}
 }
+
+// TestPlacementNotYetInTheInformer: a placement made a moment ago is confirmed with the server
+// before a management cluster that looks empty is let go.
+func TestPlacementNotYetInTheInformer(t *testing.T) {
+	p := newPlugin(t)
+	p.SetClient(fake.NewSimpleClientset(placed("ns", "dev", "mc-1")))
+	err := p.Validate(context.Background(), deleteAttributes("mc-1", managementCluster("mc-1")), nil)
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "ns/dev") {
+		t.Errorf("got %v, want a refusal naming ns/dev", err)
+	}
+}
