@@ -1,13 +1,17 @@
 package framework
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -64,13 +68,14 @@ type HCPAPIServerProcess struct {
 	DataDir string
 	// URL is where it serves, on loopback.
 	URL string
-	// Kubeconfig is the admin kubeconfig it wrote once ready.
+	// Kubeconfig is the admin kubeconfig it wrote once ready, in standalone mode.
 	Kubeconfig string
 }
 
 // StartHCPAPIServerProcess starts the hcp-apiserver binary on dataDir (reused if it holds
-// data) and a free loopback port, with extra args, and returns once it is ready: once it has
-// written admin.kubeconfig. It is stopped when the test ends.
+// data) and a free loopback port, with extra args, and returns once it is ready: in standalone
+// mode once it has written admin.kubeconfig, in aggregated mode (--authentication-kubeconfig
+// among args) once /readyz passes. It is stopped when the test ends.
 func StartHCPAPIServerProcess(t testing.TB, dataDir string, args ...string) *HCPAPIServerProcess {
 	t.Helper()
 	binary := Command(t, "hcp-apiserver")
@@ -93,19 +98,33 @@ func StartHCPAPIServerProcess(t testing.TB, dataDir string, args ...string) *HCP
 		append([]string{"--data-dir", dataDir, "--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1"}, args...)...)
 
 	const readyTimeout = 2 * time.Minute
-	deadline := time.After(readyTimeout)
-	for {
-		if _, err := os.Stat(s.Kubeconfig); err == nil {
-			return s
-		}
-		select {
-		case <-s.Exited():
-			t.Fatalf("hcp-apiserver exited before it was ready: %v", s.ExitError())
-		case <-deadline:
-			t.Fatalf("hcp-apiserver did not write %s within %v", s.Kubeconfig, readyTimeout)
-		case <-time.After(100 * time.Millisecond):
-		}
+	if !slices.Contains(args, "--authentication-kubeconfig") {
+		s.WaitUntilReady(t, readyTimeout, "admin.kubeconfig", func(context.Context) error {
+			_, err := os.Stat(s.Kubeconfig)
+			return err
+		})
+		return s
 	}
+	// Aggregated mode writes no kubeconfig: the callers are kube-apiserver's users. Its health
+	// endpoints are open to anonymous callers, as in kube-apiserver.
+	s.Kubeconfig = ""
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	s.WaitUntilReady(t, readyTimeout, "/readyz", func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/readyz", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := insecure.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/readyz answered %s", resp.Status)
+		}
+		return nil
+	})
+	return s
 }
 
 // StopCleanly stops the server with SIGTERM and fails unless it exits 0 in time, as a

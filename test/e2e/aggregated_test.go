@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
+	"github.com/aro-hcp/hcp-apiserver/test/framework"
+)
+
+// TestAggregatedModeDelegatesToKubeAPIServer runs hcp-apiserver as it runs behind kube-apiserver:
+// kube-apiserver authenticates callers (TokenReview) and authorizes them with its RBAC
+// (SubjectAccessReview), and the standard admission plugins read its namespaces.
+func TestAggregatedModeDelegatesToKubeAPIServer(t *testing.T) {
+	ctx := context.Background()
+	mc := framework.StartManagementCluster(t)
+	s := framework.StartHCPAPIServerProcess(t, t.TempDir(),
+		"--authentication-kubeconfig", mc.Kubeconfig,
+		"--authorization-kubeconfig", mc.Kubeconfig,
+		"--kubeconfig", mc.Kubeconfig,
+		// The test cluster runs no front proxy, so there is no request-header CA to read.
+		"--authentication-skip-lookup")
+
+	// The serving certificate is self-signed in aggregated mode (an APIService trusts it by
+	// caBundle); callers here present kube-apiserver credentials to it directly.
+	clientAs := func(token string) versioned.Interface {
+		cfg := &rest.Config{Host: s.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+		c, err := versioned.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	adminConfig, err := clientcmd.BuildConfigFromFlags("", mc.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := clientAs(adminConfig.BearerToken)
+
+	// NamespaceLifecycle runs: a namespace kube-apiserver does not have is refused.
+	_, err = admin.HcpV1alpha1().HCPClusters("nowhere").Create(ctx, fixtures.HCPCluster("nowhere", "dev"), metav1.CreateOptions{})
+	if !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), `namespaces "nowhere" not found`) {
+		t.Errorf("create in a namespace kube-apiserver lacks: %v, want NamespaceLifecycle's NotFound", err)
+	}
+	if _, err := admin.HcpV1alpha1().HCPClusters("default").Create(ctx, fixtures.HCPCluster("default", "dev"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("system:masters of kube-apiserver cannot create: %v", err)
+	}
+	// The service's own plugins run too.
+	old := fixtures.HCPCluster("default", "old")
+	old.Spec.Version.ID = "4.18"
+	if _, err := admin.HcpV1alpha1().HCPClusters("default").Create(ctx, old, metav1.CreateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "VersionPolicy") {
+		t.Errorf("4.18 in aggregated mode: %v, want VersionPolicy's refusal", err)
+	}
+
+	// A service account that kube-apiserver's RBAC lets read HCPClusters, and nothing more.
+	if _, err := mc.Kube.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "viewer"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mc.Kube.RbacV1().Roles("default").Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "hcp-viewer"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"hcp.aro.azure.com"}, Resources: []string{"hcpclusters"}, Verbs: []string{"get", "list"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mc.Kube.RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "hcp-viewer"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "hcp-viewer"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "viewer", Namespace: "default"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	token, err := mc.Kube.CoreV1().ServiceAccounts("default").CreateToken(ctx, "viewer", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewer := clientAs(token.Status.Token)
+	if list, err := viewer.HcpV1alpha1().HCPClusters("default").List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 1 {
+		t.Errorf("the viewer lists %v (err %v), want dev", list, err)
+	}
+	_, err = viewer.HcpV1alpha1().HCPClusters("default").Create(ctx, fixtures.HCPCluster("default", "mine"), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "system:serviceaccount:default:viewer") {
+		t.Errorf("the viewer creates: %v, want Forbidden naming the service account", err)
+	}
+
+	// A token kube-apiserver does not know is not a user.
+	if _, err := clientAs("not-a-token").HcpV1alpha1().HCPClusters("default").List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
+		t.Errorf("an unknown token: %v, want Unauthorized", err)
+	}
+}
