@@ -102,30 +102,67 @@ func (p *PKI) ensureCA() (*x509.Certificate, crypto.Signer, error) {
 			return nil, nil, err
 		}
 	}
-	certs, err := cert.CertsFromFile(p.CACert)
+	return loadCA(p.CACert, p.CAKey)
+}
+
+func loadCA(certFile, keyFile string) (*x509.Certificate, crypto.Signer, error) {
+	certs, err := cert.CertsFromFile(certFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	keyAny, err := keyutil.PrivateKeyFromFile(p.CAKey)
+	keyAny, err := keyutil.PrivateKeyFromFile(keyFile)
 	if err != nil {
 		return nil, nil, err
 	}
 	key, ok := keyAny.(crypto.Signer)
 	if !ok {
-		return nil, nil, fmt.Errorf("%s does not hold a signing key", p.CAKey)
+		return nil, nil, fmt.Errorf("%s does not hold a signing key", keyFile)
 	}
 	return certs[0], key, nil
 }
 
+// IssueClientCertificate signs a client certificate for cn in the groups orgs, valid for a
+// year, with the CA in caCertFile and caKeyFile, and returns it and its new key as PEM. The
+// embedded MQTT broker's clients (the server itself and the maestro agents) get theirs here.
+func IssueClientCertificate(caCertFile, caKeyFile, cn string, orgs []string) (certPEM, keyPEM []byte, err error) {
+	ca, caKey, err := loadCA(caCertFile, caKeyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, key, err := sign(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: cn, Organization: orgs},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, ca, caKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	if keyPEM, err = keyutil.MarshalPrivateKeyToPEM(key); err != nil {
+		return nil, nil, err
+	}
+	if certPEM, err = cert.EncodeCertificates(c); err != nil {
+		return nil, nil, err
+	}
+	return certPEM, keyPEM, nil
+}
+
 // issue signs a certificate valid for a year from the template and writes it with a new key.
 func issue(tmpl *x509.Certificate, ca *x509.Certificate, caKey crypto.Signer, certFile, keyFile string) error {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	issued, key, err := sign(tmpl, ca, caKey)
 	if err != nil {
 		return err
 	}
+	return writeKeyPair(certFile, keyFile, issued, key)
+}
+
+// sign signs a certificate valid for a year from the template for a new key.
+func sign(tmpl *x509.Certificate, ca *x509.Certificate, caKey crypto.Signer) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	tmpl.SerialNumber = serial
 	tmpl.NotBefore = time.Now().Add(-time.Minute)
@@ -133,13 +170,13 @@ func issue(tmpl *x509.Certificate, ca *x509.Certificate, caKey crypto.Signer, ce
 	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	issued, err := x509.ParseCertificate(der)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	return writeKeyPair(certFile, keyFile, issued, key)
+	return issued, key, nil
 }
 
 func writeKeyPair(certFile, keyFile string, c *x509.Certificate, key *ecdsa.PrivateKey) error {
