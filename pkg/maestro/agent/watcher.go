@@ -1,0 +1,381 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
+)
+
+// StatusFunc receives the status of a bundle each time it changes, with its StatusHash. When it returns an
+// error the Watcher calls it again later, with backoff, until it accepts the status.
+type StatusFunc func(ctx context.Context, bundleID string, generation int64, status *protocol.ManifestBundleStatus, hash string) error
+
+// Watcher watches the objects of the bundles it tracks and calls back with a bundle's status whenever the
+// status changes: when an object is added, changed or deleted, never on a timer. Objects the agent owns
+// are watched by BundleLabel, with one informer per resource for all bundles; the few it does not own
+// (ReadOnly, or CreateOnly that found them) are watched one by one, by name.
+type Watcher struct {
+	client   dynamic.Interface
+	onStatus StatusFunc
+	queue    workqueue.TypedRateLimitingInterface[string]
+	owned    dynamicinformer.DynamicSharedInformerFactory
+
+	mu sync.Mutex
+	// ctx is Run's; nil until Run starts, so informers added before are started by Run.
+	ctx     context.Context
+	handled sets.Set[schema.GroupVersionResource]
+	named   map[objectRef]*namedInformer
+	bundles map[string]*trackedBundle
+}
+
+type trackedBundle struct {
+	// version counts Track calls, so a status built from an older Track is not recorded.
+	version    int
+	generation int64
+	bundle     *protocol.ManifestBundle
+	applied    []AppliedResource
+	status     *protocol.ManifestBundleStatus
+	hash       string
+	// sentHash is the hash of the last status onStatus accepted.
+	sentHash string
+}
+
+type objectRef struct {
+	gvr             schema.GroupVersionResource
+	namespace, name string
+}
+
+type namedInformer struct {
+	informer cache.SharedIndexInformer
+	cancel   context.CancelFunc
+	bundles  sets.Set[string]
+}
+
+// errNotSynced asks for a later try: an informer has not listed its objects yet.
+var errNotSynced = errors.New("informers not synced yet")
+
+// NewWatcher returns a Watcher on the cluster cfg reaches; it does nothing until Run.
+func NewWatcher(cfg *rest.Config, onStatus StatusFunc) (*Watcher, error) {
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Watcher{
+		client:   client,
+		onStatus: onStatus,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "maestro_agent_status"}),
+		owned: dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, metav1.NamespaceAll,
+			func(o *metav1.ListOptions) { o.LabelSelector = BundleLabel }),
+		handled: sets.New[schema.GroupVersionResource](),
+		named:   map[objectRef]*namedInformer{},
+		bundles: map[string]*trackedBundle{},
+	}, nil
+}
+
+// Run starts the informers and the given number of status workers, and blocks until ctx ends.
+func (w *Watcher) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	defer w.queue.ShutDown()
+	logger := klog.FromContext(ctx)
+	logger.Info("Starting the bundle status watcher")
+	defer logger.Info("Stopped the bundle status watcher")
+
+	w.mu.Lock()
+	w.ctx = ctx
+	w.owned.Start(ctx.Done())
+	for _, n := range w.named {
+		w.startNamedLocked(n)
+	}
+	w.mu.Unlock()
+
+	for range workers {
+		go wait.UntilWithContext(ctx, w.runWorker, time.Second)
+	}
+	<-ctx.Done()
+	w.owned.Shutdown()
+}
+
+// Track watches the objects of generation of a bundle, as Apply returned them, and reports its status now
+// and whenever it changes. A later Track of the same bundle replaces the earlier one.
+func (w *Watcher) Track(bundleID string, generation int64, bundle *protocol.ManifestBundle, applied []AppliedResource) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.bundles[bundleID]
+	if t == nil {
+		t = &trackedBundle{}
+		w.bundles[bundleID] = t
+	}
+	t.version++
+	t.generation, t.bundle, t.applied = generation, bundle, applied
+
+	named := sets.New[objectRef]()
+	for _, r := range applied {
+		if r.Meta.Resource == "" {
+			continue
+		}
+		if r.Owned {
+			w.watchOwnedLocked(gvrOf(r.Meta))
+			continue
+		}
+		ref := refOf(r.Meta)
+		named.Insert(ref)
+		w.watchNamedLocked(ref, bundleID)
+	}
+	w.releaseNamedLocked(bundleID, named)
+	w.queue.Add(bundleID)
+}
+
+// Forget stops reporting the status of a bundle, once it is deleted.
+func (w *Watcher) Forget(bundleID string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.bundles, bundleID)
+	w.releaseNamedLocked(bundleID, nil)
+}
+
+// Status returns the last status built for a bundle and its hash; ok is false for a bundle not tracked
+// or whose status is not built yet.
+func (w *Watcher) Status(bundleID string) (status *protocol.ManifestBundleStatus, hash string, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.bundles[bundleID]
+	if t == nil || t.status == nil {
+		return nil, "", false
+	}
+	return t.status, t.hash, true
+}
+
+func (w *Watcher) runWorker(ctx context.Context) {
+	for w.processNextWorkItem(ctx) {
+	}
+}
+
+func (w *Watcher) processNextWorkItem(ctx context.Context) bool {
+	bundleID, quit := w.queue.Get()
+	if quit {
+		return false
+	}
+	defer w.queue.Done(bundleID)
+	if err := w.sync(ctx, bundleID); err != nil {
+		if !errors.Is(err, errNotSynced) {
+			utilruntime.HandleErrorWithContext(ctx, err, "Reporting the status of a bundle", "bundle", bundleID)
+		}
+		w.queue.AddRateLimited(bundleID)
+		return true
+	}
+	w.queue.Forget(bundleID)
+	return true
+}
+
+// sync builds the status of a bundle from the informers' caches and hands it on if it changed.
+func (w *Watcher) sync(ctx context.Context, bundleID string) error {
+	w.mu.Lock()
+	t := w.bundles[bundleID]
+	if t == nil {
+		w.mu.Unlock()
+		return nil
+	}
+	version, generation, bundle, applied, previous := t.version, t.generation, t.bundle, t.applied, t.status
+	sources := w.sourcesLocked(applied)
+	w.mu.Unlock()
+
+	for _, s := range sources {
+		if !s.informer.HasSynced() {
+			return errNotSynced
+		}
+	}
+	get := func(m protocol.ManifestResourceMeta) (*unstructured.Unstructured, error) {
+		s, ok := sources[m]
+		if !ok {
+			return nil, nil
+		}
+		item, exists, err := s.informer.GetStore().GetByKey(cache.NewObjectName(m.Namespace, m.Name).String())
+		if err != nil || !exists {
+			return nil, err
+		}
+		obj := item.(*unstructured.Unstructured)
+		if s.owned && bundleOf(obj) != bundleID {
+			// Another bundle's object of that name is not this bundle's.
+			return nil, nil
+		}
+		return obj, nil
+	}
+	status := BuildStatus(generation, bundle, applied, get, previous)
+	hash, err := StatusHash(status)
+	if err != nil {
+		return err
+	}
+
+	w.mu.Lock()
+	if w.bundles[bundleID] != t || t.version != version {
+		// Tracked anew meanwhile, which queued the bundle again.
+		w.mu.Unlock()
+		return nil
+	}
+	t.status, t.hash = status, hash
+	changed := hash != t.sentHash
+	w.mu.Unlock()
+	if !changed {
+		return nil
+	}
+
+	if err := w.onStatus(ctx, bundleID, generation, status, hash); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).V(4).Info("Reported bundle status", "bundle", bundleID, "generation", generation, "statusHash", hash)
+	w.mu.Lock()
+	if w.bundles[bundleID] == t && t.version == version {
+		t.sentHash = hash
+	}
+	w.mu.Unlock()
+	return nil
+}
+
+// source is where a manifest's object is seen: owned objects among all the labelled ones of their resource.
+type source struct {
+	informer cache.SharedIndexInformer
+	owned    bool
+}
+
+func (w *Watcher) sourcesLocked(applied []AppliedResource) map[protocol.ManifestResourceMeta]source {
+	sources := map[protocol.ManifestResourceMeta]source{}
+	for _, r := range applied {
+		switch {
+		case r.Meta.Resource == "":
+			// Not mapped to a resource: nothing to watch.
+		case r.Owned:
+			sources[r.Meta] = source{informer: w.owned.ForResource(gvrOf(r.Meta)).Informer(), owned: true}
+		case w.named[refOf(r.Meta)] != nil:
+			sources[r.Meta] = source{informer: w.named[refOf(r.Meta)].informer}
+		}
+	}
+	return sources
+}
+
+// watchOwnedLocked makes sure the labelled objects of a resource are watched.
+func (w *Watcher) watchOwnedLocked(gvr schema.GroupVersionResource) {
+	if w.handled.Has(gvr) {
+		return
+	}
+	informer := w.owned.ForResource(gvr).Informer()
+	enqueue := func(obj any) {
+		if u := asUnstructured(obj); u != nil {
+			w.enqueueTracked(bundleOf(u))
+		}
+	}
+	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(old, obj any) { enqueue(old); enqueue(obj) },
+		DeleteFunc: enqueue,
+	})
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	w.handled.Insert(gvr)
+	if w.ctx != nil {
+		w.owned.Start(w.ctx.Done())
+	}
+}
+
+// watchNamedLocked makes sure one object the agent does not own is watched for bundleID.
+func (w *Watcher) watchNamedLocked(ref objectRef, bundleID string) {
+	if n := w.named[ref]; n != nil {
+		n.bundles.Insert(bundleID)
+		return
+	}
+	n := &namedInformer{bundles: sets.New(bundleID)}
+	n.informer = dynamicinformer.NewFilteredDynamicInformer(w.client, ref.gvr, ref.namespace, 0, cache.Indexers{},
+		func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ref.name).String()
+		}).Informer()
+	enqueue := func(any) {
+		w.mu.Lock()
+		bundles := n.bundles.UnsortedList()
+		w.mu.Unlock()
+		for _, id := range bundles {
+			w.queue.Add(id)
+		}
+	}
+	_, err := n.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+		DeleteFunc: enqueue,
+	})
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	w.named[ref] = n
+	if w.ctx != nil {
+		w.startNamedLocked(n)
+	}
+}
+
+// releaseNamedLocked stops watching for bundleID the objects not in keep, and stops the informers no
+// bundle needs anymore.
+func (w *Watcher) releaseNamedLocked(bundleID string, keep sets.Set[objectRef]) {
+	for ref, n := range w.named {
+		if keep.Has(ref) || !n.bundles.Has(bundleID) {
+			continue
+		}
+		n.bundles.Delete(bundleID)
+		if n.bundles.Len() == 0 {
+			if n.cancel != nil {
+				n.cancel()
+			}
+			delete(w.named, ref)
+		}
+	}
+}
+
+func (w *Watcher) startNamedLocked(n *namedInformer) {
+	if n.cancel != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(w.ctx)
+	n.cancel = cancel
+	go n.informer.RunWithContext(ctx)
+}
+
+func (w *Watcher) enqueueTracked(bundleID string) {
+	if bundleID == "" {
+		return
+	}
+	w.mu.Lock()
+	_, tracked := w.bundles[bundleID]
+	w.mu.Unlock()
+	if tracked {
+		w.queue.Add(bundleID)
+	}
+}
+
+func asUnstructured(obj any) *unstructured.Unstructured {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	u, _ := obj.(*unstructured.Unstructured)
+	return u
+}
+
+func refOf(m protocol.ManifestResourceMeta) objectRef {
+	return objectRef{gvr: gvrOf(m), namespace: m.Namespace, name: m.Name}
+}
