@@ -36,12 +36,12 @@ func TestBenchmarkReportsEveryFigure(t *testing.T) {
 			t.Errorf("no %s row in\n%s", op, out.String())
 		}
 	}
-	if got := ops["create"].server.etcdRequests["create"]; got != 1 {
+	if got := ops["create"].etcdRequestsPerCall("create"); got != 1 {
 		t.Errorf("a create made %v etcd creates, want 1: the server's etcd request counts are not read", got)
 	}
 	for _, op := range []string{`get rv="0"`, `list rv="0"`} {
-		if calls := ops[op].server.etcdRequests; calls["get"] != 0 || calls["list"] != 0 || calls["listWithCount"] != 0 {
-			t.Errorf("%s read etcd (%v); it should be served from the watch cache", op, calls)
+		if r := ops[op]; r.etcdRequestsPerCall("get") != 0 || r.etcdRequestsPerCall("list") != 0 || r.etcdRequestsPerCall("listWithCount") != 0 {
+			t.Errorf("%s read etcd (%s); it should be served from the watch cache", op, r.serverPerCall())
 		}
 	}
 	if !strings.Contains(out.String(), "ratio") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -27,7 +28,7 @@ func (s stats) perSecond() float64 { return float64(s.count) / s.elapsed.Seconds
 
 func (s stats) cpuPerOp() time.Duration { return s.cpu / time.Duration(s.count) }
 
-// percentile is the nearest-rank percentile p (0 < p <= 100): of 5 lists, p99 is the slowest.
+// percentile is the nearest-rank percentile p (0 < p <= 100): of fewer than 100 calls, p99 is the slowest.
 func (s stats) percentile(p float64) time.Duration {
 	i := int(math.Ceil(p/100*float64(len(s.latencies)))) - 1
 	return s.latencies[max(i, 0)]
@@ -39,7 +40,7 @@ type op func(ctx context.Context, i int) error
 // measure calls op once for every index below count from the given number of concurrent
 // clients, and stops at the first error.
 func measure(ctx context.Context, count, clients int, call op) (stats, error) {
-	// Collect the last phase's garbage now, not on this phase's clock.
+	// Collect the garbage of what ran before now, not on this measurement's clock.
 	runtime.GC()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -68,50 +69,60 @@ func measure(ctx context.Context, count, clients int, call op) (stats, error) {
 	return s, nil
 }
 
+// plus adds the calls of o to s, as if they had been measured together.
+func (s stats) plus(o stats) stats {
+	latencies := slices.Concat(s.latencies, o.latencies)
+	slices.Sort(latencies)
+	return stats{count: s.count + o.count, elapsed: s.elapsed + o.elapsed, cpu: s.cpu + o.cpu, latencies: latencies}
+}
+
 // apiStats are the measurements of an API operation and what it made the server do.
 type apiStats struct {
 	stats
-	server serverWork
+	server serverCounters
 }
 
-// serverWork is what the server did for hcpclusters, from its own metrics: per API call, its etcd
-// requests by operation and how often and how long it waited for the watch cache to catch up with etcd.
-// It tells a read served from the watch cache (no get or list) from one served by etcd.
-type serverWork struct {
-	etcdRequests map[string]float64
-	cacheWaits   float64
-	cacheWait    time.Duration
+func (a apiStats) plus(o apiStats) apiStats {
+	return apiStats{stats: a.stats.plus(o.stats), server: a.server.plus(o.server, 1)}
+}
+
+// serverCounters are what the server did for hcpclusters, from its own metrics: its etcd requests
+// by operation, and how often and for how long it waited for the watch cache to catch up with etcd.
+// They tell a read served from the watch cache (no etcd get or list) from one served by etcd.
+type serverCounters struct {
+	etcdRequests     map[string]float64
+	cacheWaits       float64
+	cacheWaitSeconds float64
+}
+
+// plus returns c + sign*o.
+func (c serverCounters) plus(o serverCounters, sign float64) serverCounters {
+	sum := serverCounters{etcdRequests: maps.Clone(c.etcdRequests)}
+	if sum.etcdRequests == nil {
+		sum.etcdRequests = map[string]float64{}
+	}
+	for operation, n := range o.etcdRequests {
+		sum.etcdRequests[operation] += sign * n
+		if sum.etcdRequests[operation] == 0 {
+			delete(sum.etcdRequests, operation)
+		}
+	}
+	sum.cacheWaits = c.cacheWaits + sign*o.cacheWaits
+	sum.cacheWaitSeconds = c.cacheWaitSeconds + sign*o.cacheWaitSeconds
+	return sum
 }
 
 // measureAPI measures an API operation and what it made the server do.
 func (b *bench) measureAPI(ctx context.Context, count, clients int, call op) (apiStats, error) {
 	before := readServerMetrics()
 	s, err := measure(ctx, count, clients, call)
-	after := readServerMetrics()
-	work := serverWork{etcdRequests: map[string]float64{}}
-	for operation, n := range after.etcdRequests {
-		if d := n - before.etcdRequests[operation]; d > 0 {
-			work.etcdRequests[operation] = d / float64(count)
-		}
-	}
-	work.cacheWaits = float64(after.cacheWaits-before.cacheWaits) / float64(count)
-	if waits := after.cacheWaits - before.cacheWaits; waits > 0 {
-		work.cacheWait = time.Duration((after.cacheWaitSeconds - before.cacheWaitSeconds) / float64(waits) * float64(time.Second))
-	}
-	return apiStats{stats: s, server: work}, err
-}
-
-// serverMetrics are counters of the server for hcpclusters since it started.
-type serverMetrics struct {
-	etcdRequests     map[string]float64
-	cacheWaits       uint64
-	cacheWaitSeconds float64
+	return apiStats{stats: s, server: readServerMetrics().plus(before, -1)}, err
 }
 
 // readServerMetrics reads the server's etcd_requests_total and apiserver_watch_cache_read_wait_seconds
 // for hcpclusters. The server runs in this process, so its metrics are in this process's registry.
-func readServerMetrics() serverMetrics {
-	m := serverMetrics{etcdRequests: map[string]float64{}}
+func readServerMetrics() serverCounters {
+	m := serverCounters{etcdRequests: map[string]float64{}}
 	families, err := legacyregistry.DefaultGatherer.Gather()
 	if err != nil {
 		return m
@@ -129,7 +140,7 @@ func readServerMetrics() serverMetrics {
 			case "etcd_requests_total":
 				m.etcdRequests[labels["operation"]] += metric.GetCounter().GetValue()
 			case "apiserver_watch_cache_read_wait_seconds":
-				m.cacheWaits += metric.GetHistogram().GetSampleCount()
+				m.cacheWaits += float64(metric.GetHistogram().GetSampleCount())
 				m.cacheWaitSeconds += metric.GetHistogram().GetSampleSum()
 			}
 		}

@@ -18,8 +18,8 @@ type row struct {
 	op      string
 	api     stats
 	etcd    stats
-	// server is what the server did per API call.
-	server serverWork
+	// server is what the server did for all the API calls of the row.
+	server serverCounters
 }
 
 // ratio is API calls per second over raw etcd calls per second: 1 would mean the API server costs nothing.
@@ -41,7 +41,7 @@ func printReport(w io.Writer, o options, sizes []string, rows []row) {
 			r.objects, r.op, rate(r.api.perSecond()), rate(r.etcd.perSecond()), r.ratio(),
 			duration(r.api.percentile(50)), duration(r.api.percentile(99)),
 			duration(r.etcd.percentile(50)), duration(r.etcd.percentile(99)),
-			duration(r.api.cpuPerOp()), duration(r.etcd.cpuPerOp()), r.server)
+			duration(r.api.cpuPerOp()), duration(r.etcd.cpuPerOp()), r.serverPerCall())
 	}
 	tw.Flush()
 
@@ -77,8 +77,14 @@ func duration(d time.Duration) string {
 	}
 }
 
-// String prints the server's work per call as "get 1" or "getCurrentResourceVersion 1, cache wait 0.8x 9.12ms".
-func (w serverWork) String() string {
+// etcdRequestsPerCall is how many etcd requests of the given operation the server made per API call.
+func (r row) etcdRequestsPerCall(operation string) float64 {
+	return r.server.etcdRequests[operation] / float64(r.api.count)
+}
+
+// serverPerCall prints what the server did per API call, such as "get 1" or
+// "getCurrentResourceVersion 1, cache wait 0.1x 250µs" (waits per call, and how long each took).
+func (r row) serverPerCall() string {
 	perCall := func(n float64) string {
 		if n < 0.005 {
 			return "<0.01"
@@ -86,14 +92,15 @@ func (w serverWork) String() string {
 		return strconv.FormatFloat(math.Round(n*100)/100, 'f', -1, 64)
 	}
 	var s []string
-	for _, op := range slices.Sorted(maps.Keys(w.etcdRequests)) {
-		s = append(s, op+" "+perCall(w.etcdRequests[op]))
+	for _, operation := range slices.Sorted(maps.Keys(r.server.etcdRequests)) {
+		s = append(s, operation+" "+perCall(r.etcdRequestsPerCall(operation)))
 	}
 	if len(s) == 0 {
 		s = append(s, "none")
 	}
-	if w.cacheWaits > 0 {
-		s = append(s, fmt.Sprintf("cache wait %sx %s", perCall(w.cacheWaits), duration(w.cacheWait)))
+	if w := r.server.cacheWaits; w > 0 {
+		each := time.Duration(r.server.cacheWaitSeconds / w * float64(time.Second))
+		s = append(s, fmt.Sprintf("cache wait %sx %s", perCall(w/float64(r.api.count)), duration(each)))
 	}
 	return strings.Join(s, ", ")
 }

@@ -34,8 +34,9 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
-// EtcdPathPrefix is where the server keeps its objects in etcd.
-const EtcdPathPrefix = "/registry/hcp.aro.azure.com"
+// EtcdPathPrefix is where the server keeps its objects in etcd; each resource adds
+// <group>/<resource>, as in kube-apiserver: /registry/hcp.aro.azure.com/hcpclusters/<ns>/<name>.
+const EtcdPathPrefix = "/registry"
 
 // Options are the flags of hcp-apiserver.
 type Options struct {
