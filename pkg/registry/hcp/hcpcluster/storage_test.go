@@ -14,13 +14,7 @@ import (
 )
 
 func newTester(t *testing.T) *genericregistrytest.Tester {
-	opts := registrytest.NewRESTOptions(t, "hcpclusters")
-	store, _, err := NewREST(registrytest.Scheme, registrytest.OptionsGetter{RESTOptions: opts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Store.DestroyFunc)
-	return genericregistrytest.New(t, store.Store)
+	return registrytest.NewTester(t, "hcpclusters", NewREST)
 }
 
 func validCluster(t *testing.T) *hcp.HCPCluster {

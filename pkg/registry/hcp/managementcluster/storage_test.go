@@ -15,13 +15,7 @@ import (
 )
 
 func newTester(t *testing.T) *genericregistrytest.Tester {
-	opts := registrytest.NewRESTOptions(t, "managementclusters")
-	store, _, err := NewREST(registrytest.Scheme, registrytest.OptionsGetter{RESTOptions: opts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Store.DestroyFunc)
-	return genericregistrytest.New(t, store.Store).ClusterScope()
+	return registrytest.NewTester(t, "managementclusters", NewREST).ClusterScope()
 }
 
 func validManagementCluster(t *testing.T) *hcp.ManagementCluster {

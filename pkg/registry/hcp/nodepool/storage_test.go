@@ -15,13 +15,7 @@ import (
 )
 
 func newTester(t *testing.T) *genericregistrytest.Tester {
-	opts := registrytest.NewRESTOptions(t, "nodepools")
-	store, _, err := NewREST(registrytest.Scheme, registrytest.OptionsGetter{RESTOptions: opts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Store.DestroyFunc)
-	return genericregistrytest.New(t, store.Store)
+	return registrytest.NewTester(t, "nodepools", NewREST)
 }
 
 func validPool(t *testing.T) *hcp.NodePool {

@@ -9,11 +9,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistrytest "k8s.io/apiserver/pkg/registry/generic/testing"
 	etcd3testing "k8s.io/apiserver/pkg/storage/etcd3/testing"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/install"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
 )
 
 // Scheme holds the API's types for the tests' conversions and codecs.
@@ -43,6 +45,19 @@ type OptionsGetter struct{ generic.RESTOptions }
 // GetRESTOptions implements generic.RESTOptionsGetter.
 func (g OptionsGetter) GetRESTOptions(schema.GroupResource, runtime.Object) (generic.RESTOptions, error) {
 	return g.RESTOptions, nil
+}
+
+// NewREST is the shape of every resource's storage constructor.
+type NewREST func(*runtime.Scheme, generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error)
+
+// NewTester returns kube's generic store tester on a real etcd for the resource newREST stores.
+func NewTester(t *testing.T, resource string, newREST NewREST) *genericregistrytest.Tester {
+	store, _, err := newREST(Scheme, OptionsGetter{RESTOptions: NewRESTOptions(t, resource)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Store.DestroyFunc)
+	return genericregistrytest.New(t, store.Store)
 }
 
 // Internal defaults a versioned fixture, as decoding a request does, and converts it
