@@ -1,18 +1,18 @@
 package protocol
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/cloudevents/sdk-go/v2/types"
 	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/aro-hcp/hcp-apiserver/test/paths"
 )
 
 // exampleEvents lists every CloudEvent in shared/maestro/examples with its type. A new file there fails
@@ -258,13 +258,12 @@ func readExample(t *testing.T, file string) []byte {
 }
 
 // examplesDir returns shared/maestro/examples: under $HCP_SHARED_DIR if set, else in the folder "shared"
-// beside the repository. test/framework has the same lookup but would pull the whole server into this
-// package's tests.
+// beside the repository.
 func examplesDir(t *testing.T) string {
 	t.Helper()
 	shared := os.Getenv("HCP_SHARED_DIR")
 	if shared == "" {
-		root, err := repoRoot()
+		root, err := paths.RepoRoot()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,28 +275,6 @@ func examplesDir(t *testing.T) string {
 			"set HCP_SHARED_DIR to the folder that holds maestro/examples", dir)
 	}
 	return dir
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if f, err := os.Open(filepath.Join(dir, "go.mod")); err == nil {
-			lines := bufio.NewScanner(f)
-			lines.Scan()
-			f.Close()
-			if strings.TrimSpace(lines.Text()) == "module github.com/aro-hcp/hcp-apiserver" {
-				return dir, nil
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", os.ErrNotExist
-		}
-		dir = parent
-	}
 }
 
 func mustMarshal(t testing.TB, v any) []byte {
