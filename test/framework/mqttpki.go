@@ -1,27 +1,20 @@
 package framework
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
-	"net"
+	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"k8s.io/client-go/util/cert"
-	"k8s.io/client-go/util/keyutil"
+	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
 )
 
-// MQTTPKI is a throwaway certificate authority for an MQTT broker and its clients:
-// the broker serves a certificate for 127.0.0.1, ::1 and localhost, and clients
-// authenticate with certificates whose common name is their identity (brokers use
-// it as the MQTT username, as Mosquitto's use_identity_as_username does).
+// MQTTPKI is a throwaway certificate authority for an MQTT broker and its clients,
+// made by the server's own standalone PKI: the broker serves a certificate for
+// 127.0.0.1, ::1 and localhost, and clients authenticate with certificates whose
+// common name is their identity (brokers use it as the MQTT username, as Mosquitto's
+// use_identity_as_username does).
 type MQTTPKI struct {
 	// Dir holds the PEM files, so that a broker running as a process can read them.
 	Dir string
@@ -30,42 +23,35 @@ type MQTTPKI struct {
 	// CAs holds the CA certificate, for clients to verify the broker and the broker its clients.
 	CAs *x509.CertPool
 
-	ca     *x509.Certificate
-	caKey  crypto.Signer
+	pki    *standalone.PKI
 	server tls.Certificate
 }
 
 // NewMQTTPKI creates a CA and a broker serving certificate in a temporary folder of t.
 func NewMQTTPKI(t testing.TB) *MQTTPKI {
 	t.Helper()
-	dir := t.TempDir()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
+	pki := standalone.NewPKI(t.TempDir())
+	if err := pki.Ensure([]string{"localhost", "127.0.0.1", "::1"}); err != nil {
 		t.Fatal(err)
 	}
-	ca, err := cert.NewSelfSignedCACert(cert.Config{CommonName: "mqtt-test-ca"}, key)
+	caPEM, err := os.ReadFile(pki.CACert)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := &MQTTPKI{
-		Dir:            dir,
-		CAFile:         filepath.Join(dir, "ca.crt"),
-		ServerCertFile: filepath.Join(dir, "broker.crt"),
-		ServerKeyFile:  filepath.Join(dir, "broker.key"),
+		Dir:            pki.Dir,
+		CAFile:         pki.CACert,
+		ServerCertFile: pki.ServingCert,
+		ServerKeyFile:  pki.ServingKey,
 		CAs:            x509.NewCertPool(),
-		ca:             ca,
-		caKey:          key,
+		pki:            pki,
 	}
-	p.CAs.AddCert(ca)
-	if err := writeMQTTKeyPair(p.CAFile, "", ca, nil); err != nil {
+	if !p.CAs.AppendCertsFromPEM(caPEM) {
+		t.Fatalf("no CA certificate in %s", pki.CACert)
+	}
+	if p.server, err = tls.LoadX509KeyPair(pki.ServingCert, pki.ServingKey); err != nil {
 		t.Fatal(err)
 	}
-	p.server = p.issue(t, &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "mqtt-broker"},
-		DNSNames:    []string{"localhost"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}, p.ServerCertFile, p.ServerKeyFile)
 	return p
 }
 
@@ -84,8 +70,14 @@ func (p *MQTTPKI) ServerTLS() *tls.Config {
 // <cn>.crt and <cn>.key in Dir, for clients that read files (e.g. maestro-agent).
 func (p *MQTTPKI) ClientCert(t testing.TB, cn string) (certFile, keyFile string) {
 	t.Helper()
+	certPEM, keyPEM := p.issueClient(t, cn)
 	certFile, keyFile = filepath.Join(p.Dir, cn+".crt"), filepath.Join(p.Dir, cn+".key")
-	p.issueClient(t, cn, certFile, keyFile)
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	return certFile, keyFile
 }
 
@@ -93,68 +85,22 @@ func (p *MQTTPKI) ClientCert(t testing.TB, cn string) (certFile, keyFile string)
 // presents it and trusts only this CA.
 func (p *MQTTPKI) ClientTLS(t testing.TB, cn string) *tls.Config {
 	t.Helper()
+	pair, err := tls.X509KeyPair(p.issueClient(t, cn))
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &tls.Config{
-		Certificates: []tls.Certificate{p.issueClient(t, cn, "", "")},
+		Certificates: []tls.Certificate{pair},
 		RootCAs:      p.CAs,
 		MinVersion:   tls.VersionTLS12,
 	}
 }
 
-func (p *MQTTPKI) issueClient(t testing.TB, cn, certFile, keyFile string) tls.Certificate {
+func (p *MQTTPKI) issueClient(t testing.TB, cn string) (certPEM, keyPEM []byte) {
 	t.Helper()
-	return p.issue(t, &x509.Certificate{
-		Subject:     pkix.Name{CommonName: cn},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}, certFile, keyFile)
-}
-
-// issue signs tmpl with a new key, writes both when file names are given and
-// returns them as a tls.Certificate.
-func (p *MQTTPKI) issue(t testing.TB, tmpl *x509.Certificate, certFile, keyFile string) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	certPEM, keyPEM, err := standalone.IssueClientCertificate(p.pki.CACert, p.pki.CAKey, cn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl.SerialNumber = serial
-	tmpl.NotBefore = time.Now().Add(-time.Minute)
-	tmpl.NotAfter = time.Now().Add(24 * time.Hour)
-	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, key.Public(), p.caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if certFile != "" {
-		if err := writeMQTTKeyPair(certFile, keyFile, leaf, key); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
-}
-
-// writeMQTTKeyPair writes c, and key unless it is nil, as PEM files.
-func writeMQTTKeyPair(certFile, keyFile string, c *x509.Certificate, key *ecdsa.PrivateKey) error {
-	certPEM, err := cert.EncodeCertificates(c)
-	if err != nil {
-		return err
-	}
-	if err := cert.WriteCert(certFile, certPEM); err != nil {
-		return err
-	}
-	if key == nil {
-		return nil
-	}
-	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
-	if err != nil {
-		return err
-	}
-	return keyutil.WriteKey(keyFile, keyPEM)
+	return certPEM, keyPEM
 }
