@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real components the tests run against into _output/tools/<version>/:
-# kube-apiserver (k8s.io/kubernetes) and etcd (go.etcd.io/etcd/server/v3), at the
+# kube-apiserver and kube-controller-manager (k8s.io/kubernetes) and etcd (go.etcd.io/etcd/server/v3), at the
 # versions hack/tools/go.mod pins. A binary is rebuilt only when missing, so the
 # first run takes a while (kube-apiserver: about 12 minutes on 2 cores) and later
 # runs take a second. Prints nothing but what it builds.
@@ -28,5 +28,8 @@ build etcd go.etcd.io/etcd/server/v3 go.etcd.io/etcd/server/v3
 kube_version=$(version_of k8s.io/kubernetes)
 kube_minor=${kube_version#v1.}
 kube_minor=${kube_minor%%.*}
-build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes \
-    "-X k8s.io/component-base/version.gitVersion=${kube_version} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${kube_minor}"
+kube_ldflags="-X k8s.io/component-base/version.gitVersion=${kube_version} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${kube_minor}"
+build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes "${kube_ldflags}"
+# The garbage collector and the namespace controller finish foreground and namespace deletes on the
+# management cluster, as they do on a real one.
+build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes "${kube_ldflags}"

@@ -193,3 +193,38 @@ func writeKubeconfig(t testing.TB, path, server, caFile, token string) {
 		t.Fatal(err)
 	}
 }
+
+// StartControllerManager runs kube-controller-manager against the management cluster with the
+// controllers that finish deletes, as on a real cluster: the garbage collector (foreground and
+// orphan propagation) and the namespace controller (a deleted namespace is emptied, then gone).
+// It returns once the controller manager is healthy and stops it when the test ends. The test
+// is skipped if kube-controller-manager is not built.
+func (mc *ManagementCluster) StartControllerManager(t testing.TB) *Process {
+	t.Helper()
+	binary := Tool(t, "kube-controller-manager")
+	dir := ComponentDir(t, "kube-controller-manager")
+	port := FreePort(t)
+	p := StartProcess(t, dir, binary,
+		"--kubeconfig="+mc.Kubeconfig,
+		"--authentication-kubeconfig="+mc.Kubeconfig,
+		"--authorization-kubeconfig="+mc.Kubeconfig,
+		"--controllers=garbagecollector,namespace",
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(port),
+		"--cert-dir="+filepath.Join(dir, "certs"),
+		// Discovery of new resources (the CRDs) every few seconds instead of every 30.
+		"--concurrent-gc-syncs=5",
+	)
+	p.WaitUntilReady(t, apiServerReadyTimeout, "healthy kube-controller-manager (/healthz)", func(ctx context.Context) error {
+		cfg := rest.CopyConfig(mc.Config)
+		cfg.Host, cfg.TLSClientConfig = "https://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), rest.TLSClientConfig{Insecure: true}
+		client, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		_, err = client.Discovery().RESTClient().Get().AbsPath("/healthz").DoRaw(ctx)
+		return err
+	})
+	return p
+}

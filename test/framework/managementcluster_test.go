@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/url"
@@ -12,10 +13,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // The subtests share one management cluster, since starting one takes seconds; the
@@ -212,4 +215,36 @@ func causes(err error) []metav1.StatusCause {
 		return nil
 	}
 	return status.Status().Details.Causes
+}
+
+// With the controller manager, deletes finish as on a real cluster: a namespace is emptied and gone, and
+// an object deleted in the foreground loses its finalizer.
+func TestControllerManagerFinishesDeletes(t *testing.T) {
+	mc := StartManagementCluster(t)
+	mc.StartControllerManager(t)
+	ctx := t.Context()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "finished-deletes"}}
+	if _, err := mc.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"foreground", "inside"} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns.Name}}
+		if _, err := mc.Kube.CoreV1().ConfigMaps(ns.Name).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	foreground := metav1.DeletePropagationForeground
+	if err := mc.Kube.CoreV1().ConfigMaps(ns.Name).Delete(ctx, "foreground", metav1.DeleteOptions{PropagationPolicy: &foreground}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.Kube.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := mc.Kube.CoreV1().Namespaces().Get(ctx, ns.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatalf("the deleted namespace %s is still there after a minute: %v", ns.Name, err)
+	}
 }
