@@ -95,7 +95,9 @@ func StartHCPAPIServerProcess(t testing.TB, dataDir string, args ...string) *HCP
 		t.Fatal(err)
 	}
 	s.Process = StartProcess(t, ComponentDir(t, "hcp-apiserver"), binary,
-		append([]string{"--data-dir", dataDir, "--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1"}, args...)...)
+		append([]string{"--data-dir", dataDir, "--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1",
+			// The embedded broker on a free port, so that servers of parallel tests do not collide.
+			"--mqtt-bind-address", "127.0.0.1:0"}, args...)...)
 
 	const readyTimeout = 2 * time.Minute
 	if !slices.Contains(args, "--authentication-kubeconfig") {

@@ -62,6 +62,7 @@ func StartInProcessServer(ctx context.Context, dataDir string, opts InProcessOpt
 		"--data-dir=" + dataDir,
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", listener.Addr().(*net.TCPAddr).Port),
+		"--mqtt-bind-address=127.0.0.1:0",
 	}, opts.Args...)
 	cmd.SetArgs(args)
 	cmd.SilenceErrors = true

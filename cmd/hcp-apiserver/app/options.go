@@ -51,6 +51,8 @@ type Options struct {
 	VersionCatalogFile string
 	// Policy holds the admission limits operators may tune.
 	Policy admissioninit.Policy
+	// Maestro says how the server reaches the maestro-agents of its management clusters.
+	Maestro MaestroOptions
 }
 
 // NewOptions returns the default options: standalone on embedded etcd, port 6443.
@@ -61,6 +63,7 @@ func NewOptions() *Options {
 		ComponentGlobalsRegistry: compatibility.DefaultComponentGlobalsRegistry,
 		DataDir:                  "hcp-data",
 		Policy:                   admissioninit.Policy{MaxBreakglassCredentialsPerCluster: 10},
+		Maestro:                  MaestroOptions{Source: DefaultSource, BindAddress: "0.0.0.0:8883"},
 	}
 	// The service's plugins run after the standard ones and are on by default.
 	hcpadmission.RegisterAll(o.RecommendedOptions.Admission.Plugins)
@@ -77,6 +80,7 @@ func NewOptions() *Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.RecommendedOptions.AddFlags(fs)
 	o.ComponentGlobalsRegistry.AddFlags(fs)
+	o.Maestro.AddFlags(fs)
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
 		"Folder for the embedded etcd's data (when --etcd-servers is empty) and, in standalone mode, the generated certificates and admin.kubeconfig.")
 	fs.StringSliceVar(&o.AlternateNames, "alternate-names", o.AlternateNames,
@@ -95,8 +99,21 @@ func (o *Options) Standalone() bool {
 	return !delegated && os.Getenv("KUBERNETES_SERVICE_HOST") == ""
 }
 
-// PKI is where standalone mode keeps its certificates.
-func (o *Options) PKI() *standalone.PKI { return standalone.NewPKI(filepath.Join(o.DataDir, "pki")) }
+// PKI is where the server keeps the certificates of standalone mode and of the embedded MQTT broker.
+func (o *Options) PKI() *standalone.PKI { return newPKI(o.DataDir) }
+
+func newPKI(dataDir string) *standalone.PKI { return standalone.NewPKI(filepath.Join(dataDir, "pki")) }
+
+// ensurePKI makes the CA and certificates in the data directory, or reuses them; the serving certificate
+// covers the loopback names and --alternate-names.
+func (o *Options) ensurePKI() (*standalone.PKI, error) {
+	pki := o.PKI()
+	hosts := append([]string{"localhost", "127.0.0.1", "::1"}, o.AlternateNames...)
+	if err := pki.Ensure(hosts); err != nil {
+		return nil, fmt.Errorf("creating the certificates in %s: %w", pki.Dir, err)
+	}
+	return pki, nil
+}
 
 // AdminKubeconfig is the file standalone mode writes once the server is ready.
 func (o *Options) AdminKubeconfig() string { return filepath.Join(o.DataDir, "admin.kubeconfig") }
@@ -111,6 +128,7 @@ func (o *Options) Validate() error {
 	if o.Policy.MaxBreakglassCredentialsPerCluster < 1 {
 		errs = append(errs, fmt.Errorf("--max-breakglass-credentials-per-cluster must be at least 1"))
 	}
+	errs = append(errs, o.Maestro.Validate()...)
 	errs = append(errs, o.ComponentGlobalsRegistry.Validate()...)
 	return utilerrors.NewAggregate(errs)
 }
@@ -128,10 +146,9 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	var pki *standalone.PKI
 	var admissionOptions *genericoptions.AdmissionOptions
 	if standaloneMode {
-		pki = o.PKI()
-		hosts := append([]string{"localhost", "127.0.0.1", "::1"}, o.AlternateNames...)
-		if err := pki.Ensure(hosts); err != nil {
-			return nil, fmt.Errorf("creating the standalone certificates in %s: %w", pki.Dir, err)
+		var err error
+		if pki, err = o.ensurePKI(); err != nil {
+			return nil, err
 		}
 		o.RecommendedOptions.SecureServing.ServerCert.CertKey.CertFile = pki.ServingCert
 		o.RecommendedOptions.SecureServing.ServerCert.CertKey.KeyFile = pki.ServingKey

@@ -44,6 +44,31 @@ once it is ready to serve. Otherwise it runs aggregated behind kube-apiserver.`,
 	}
 	cmd.SetContext(ctx)
 	o.AddFlags(cmd.Flags())
+	cmd.AddCommand(newAgentBundleCommand())
+	return cmd
+}
+
+// newAgentBundleCommand returns "hcp-apiserver agent-bundle": the documented way to give a maestro-agent
+// its credentials for the embedded broker.
+func newAgentBundleCommand() *cobra.Command {
+	a := &agentBundleOptions{dataDir: "hcp-data", source: DefaultSource}
+	cmd := &cobra.Command{
+		Use:   "agent-bundle --consumer NAME --output FILE",
+		Short: "Writes the credentials a maestro-agent needs to reach this server's embedded MQTT broker",
+		Long: `agent-bundle issues a client certificate for the maestro-agent of one management
+cluster (its consumer name is the ManagementCluster's name) from the CA in
+<data-dir>/pki, and writes it with the broker URL and the CA that verifies the
+broker into one file, which maestro-agent reads with --agent-bundle. The agent
+may publish and subscribe only on its own consumer's topics.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return a.writeAgentBundle() },
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&a.dataDir, "data-dir", a.dataDir, "The --data-dir of the hcp-apiserver whose CA issues the certificate.")
+	fs.StringVar(&a.consumer, "consumer", a.consumer, "The consumer name: the name of the ManagementCluster the agent serves.")
+	fs.StringVar(&a.brokerURL, "broker-url", a.brokerURL, "The broker URL the agent dials (default: the one the server recorded in its data directory).")
+	fs.StringVar(&a.source, "maestro-source", a.source, "The server's --maestro-source.")
+	fs.StringVarP(&a.output, "output", "o", a.output, "Where to write the bundle (mode 0600).")
 	return cmd
 }
 
@@ -76,6 +101,17 @@ func Run(ctx context.Context, o *Options) error {
 	server, err := config.Complete().New()
 	if err != nil {
 		return err
+	}
+	if o.Maestro.enabled() {
+		src, err := o.startMaestro(ctx)
+		if err != nil {
+			return err
+		}
+		go func() {
+			if err := src.Run(ctx); err != nil {
+				logger.Error(err, "The Maestro source stopped")
+			}
+		}()
 	}
 	if o.Standalone() {
 		loopback := config.GenericConfig.LoopbackClientConfig

@@ -21,7 +21,7 @@ const (
 	ConditionAvailable            = "Available"
 	ConditionStatusFeedbackSynced = "StatusFeedbackSynced"
 	// ConditionDeleted is set on the last status of a bundle, once its objects are gone.
-	ConditionDeleted = "Deleted"
+	ConditionDeleted = protocol.ConditionDeleted
 )
 
 // ObjectGetter returns an applied object as it is now; nil and no error when it does not exist.

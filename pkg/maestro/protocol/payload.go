@@ -112,6 +112,10 @@ type ManifestBundleStatus struct {
 	ResourceStatus []ManifestCondition `json:"resourceStatus,omitempty"`
 }
 
+// ConditionDeleted is the bundle condition of an agent's last status about a deleted bundle: its objects
+// are gone (or orphaned), and the source may forget it.
+const ConditionDeleted = "Deleted"
+
 // ManifestCondition is the status of one applied manifest.
 type ManifestCondition struct {
 	ResourceMeta   ManifestResourceMeta `json:"resourceMeta"`
