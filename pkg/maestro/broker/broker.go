@@ -219,6 +219,11 @@ func (h *authHook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) boo
 		return false
 	}
 	cl.Properties.Username = []byte(id.String())
+	// A client that sets Request Problem Information to 0 (paho does whenever it sends any CONNECT
+	// property) makes mochi strip user properties from every packet it sends that client, PUBLISH
+	// included, though MQTT 5 (3.1.2.11.7) exempts PUBLISH. CloudEvents attributes travel as user
+	// properties: keep them.
+	cl.Properties.Props.RequestProblemInfoFlag = false
 	h.log.V(2).Info("Accepted MQTT client", "client", cl.ID, "remote", cl.Net.Remote, "identity", id.String())
 	return true
 }

@@ -92,6 +92,9 @@ type bundle struct {
 	consumer   string
 	id         string
 	generation int64
+	// firstGeneration is the generation the bundle was created with: until the agent reports on it, it
+	// goes out as a create_request, however often it is sent.
+	firstGeneration int64
 	spec       *protocol.ManifestBundle
 	// deleting is when Delete was called; zero while the bundle is wanted.
 	deleting time.Time
@@ -222,7 +225,7 @@ func (s *Source) Apply(consumerName, id string, generation int64, spec *protocol
 	b := s.bundles[id]
 	switch {
 	case b == nil:
-		b = &bundle{consumer: consumerName, id: id}
+		b = &bundle{consumer: consumerName, id: id, firstGeneration: generation}
 		s.bundles[id] = b
 	case b.consumer != consumerName:
 		return fmt.Errorf("bundle %s is placed on consumer %q, not %q: delete it there first", id, b.consumer, consumerName)
@@ -416,6 +419,7 @@ func (s *Source) syncBundle(ctx context.Context, id string) (time.Duration, erro
 	if err := s.publish(ctx, client, b.consumer, e); err != nil {
 		return 0, err
 	}
+	klog.FromContext(ctx).V(4).Info("Published a bundle", "resourceID", id, "generation", generation, "type", e.Type())
 	s.mu.Lock()
 	if b.published != generation || b.publishedDeleting != deleting {
 		b.publishedAt = s.now()
@@ -429,7 +433,7 @@ func specAction(b *bundle) protocol.Action {
 	switch {
 	case !b.deleting.IsZero():
 		return protocol.ActionDeleteRequest
-	case b.published == 0 && b.status == nil:
+	case b.status == nil && b.generation == b.firstGeneration:
 		return protocol.ActionCreateRequest
 	default:
 		return protocol.ActionUpdateRequest

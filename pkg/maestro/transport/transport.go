@@ -103,6 +103,15 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 			}
 			return true
 		},
+		ConnectPacketBuilder: func(c *paho.Connect, _ *url.URL) (*paho.Connect, error) {
+			// paho sends Request Problem Information 0 unless told otherwise, and some brokers (mochi)
+			// then strip user properties, where CloudEvents attributes travel, even from PUBLISH.
+			if c.Properties == nil {
+				c.Properties = &paho.ConnectProperties{}
+			}
+			c.Properties.RequestProblemInfo = true
+			return c, nil
+		},
 		OnConnectError: func(err error) {
 			logger.V(2).Info("Connecting to the MQTT broker failed; retrying", "err", err)
 		},

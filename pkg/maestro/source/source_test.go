@@ -1,0 +1,437 @@
+package source
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-base/metrics/testutil"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/maestrotest"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/transport"
+)
+
+const (
+	testSource = "hcp"
+	timeout    = 10 * time.Second
+)
+
+// These tests run the source against the real embedded broker, with the agent's side played by a bare
+// MQTT client holding an agent certificate: what it receives is exactly what a maestro-agent would.
+
+type fakeAgent struct {
+	t        *testing.T
+	consumer string
+	client   *transport.Client
+	events   chan protocol.Event
+	seq      uint64
+}
+
+func startFakeAgent(t *testing.T, b *maestrotest.Broker, consumer string) *fakeAgent {
+	t.Helper()
+	topic, err := protocol.SourceEventsTopic(testSource, consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &fakeAgent{t: t, consumer: consumer, events: make(chan protocol.Event, 100)}
+	connected := make(chan struct{}, 10)
+	a.client, err = transport.Connect(testContext(t), transport.Config{
+		URL: b.URL, TLS: b.AgentTLS(t, testSource, consumer), ClientID: consumer + "-agent",
+		Subscriptions: []string{topic},
+		OnEvent:       func(_ string, e protocol.Event) { a.events <- e },
+		OnInvalid:     func(topic string, err error) { t.Errorf("agent %s received an invalid event on %s: %v", consumer, topic, err) },
+		OnConnect:     func(context.Context) { connected <- struct{}{} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-connected:
+	case <-time.After(timeout):
+		t.Fatal("the agent did not connect")
+	}
+	return a
+}
+
+// next returns the next event the agent receives of type want, skipping others.
+func (a *fakeAgent) next(want protocol.EventType) protocol.Event {
+	a.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case e := <-a.events:
+			if e.EventType() == want {
+				return e
+			}
+		case <-deadline:
+			a.t.Fatalf("agent %s received no %s within %v", a.consumer, want, timeout)
+		}
+	}
+}
+
+// none checks that no event of type t arrives within d.
+func (a *fakeAgent) none(t protocol.EventType, d time.Duration) {
+	a.t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case e := <-a.events:
+			if e.EventType() == t {
+				a.t.Fatalf("agent %s received an unexpected %s about %q", a.consumer, t, e.ResourceID())
+			}
+		case <-deadline:
+			return
+		}
+	}
+}
+
+func (a *fakeAgent) publish(e protocol.Event) {
+	a.t.Helper()
+	topic, err := protocol.AgentEventsTopic(testSource, a.consumer)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if err := a.client.Publish(a.t.Context(), topic, e); err != nil {
+		a.t.Fatal(err)
+	}
+}
+
+// sendStatus reports a status for generation of id, claiming clusterName, with the next sequence id
+// (or seq when not zero).
+func (a *fakeAgent) sendStatus(clusterName, id string, generation int64, seq uint64, conditions ...metav1.Condition) {
+	a.t.Helper()
+	if seq == 0 {
+		a.seq++
+		seq = a.seq
+	}
+	e, err := protocol.NewStatusEvent(testSource, protocol.ActionUpdateRequest,
+		protocol.BundleRef{ClusterName: clusterName, ResourceID: id, ResourceVersion: generation},
+		&protocol.ManifestBundleStatus{Conditions: conditions})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	e.SetSequenceID(strconv.FormatUint(seq, 10))
+	e.SetStatusHash("hash-" + strconv.FormatUint(seq, 10))
+	a.publish(e)
+}
+
+func (a *fakeAgent) resync(versions ...protocol.ResourceVersion) {
+	a.t.Helper()
+	e, err := protocol.NewSpecResyncRequest(testSource, a.consumer, versions)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.publish(e)
+}
+
+func testContext(t *testing.T) context.Context {
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(4)))
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// startSource runs a source on the broker; statuses receives what its handler is told.
+func startSource(t *testing.T, b *maestrotest.Broker, opts Options) (*Source, chan BundleStatus) {
+	t.Helper()
+	opts.Source = testSource
+	opts.Broker = transport.Config{URL: b.URL, TLS: b.SourceTLS(t, testSource)}
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := make(chan BundleStatus, 100)
+	s.AddStatusHandler(func(st BundleStatus) { statuses <- st })
+	ctx, cancel := context.WithCancel(testContext(t))
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(timeout):
+			t.Error("the source did not stop")
+		}
+	})
+	return s, statuses
+}
+
+func nextStatus(t *testing.T, statuses chan BundleStatus) BundleStatus {
+	t.Helper()
+	select {
+	case st := <-statuses:
+		return st
+	case <-time.After(timeout):
+		t.Fatal("the source accepted no status")
+		return BundleStatus{}
+	}
+}
+
+func testBundle(t *testing.T, configMapName string) *protocol.ManifestBundle {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": configMapName, "namespace": "default"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &protocol.ManifestBundle{Manifests: []json.RawMessage{raw},
+		DeleteOption: &protocol.DeleteOption{PropagationPolicy: protocol.DeletePropagationOrphan}}
+}
+
+var available = metav1.Condition{Type: "Available", Status: metav1.ConditionTrue, Reason: "Test", LastTransitionTime: metav1.Now()}
+
+func TestPublishAndStatus(t *testing.T) {
+	b := maestrotest.StartBroker(t)
+	agent := startFakeAgent(t, b, "mc-1")
+	s, statuses := startSource(t, b, Options{})
+
+	if err := s.Apply("mc-1", "uid-1", 1, testBundle(t, "one")); err != nil {
+		t.Fatal(err)
+	}
+	create := agent.next(protocol.SpecCreateRequest)
+	if create.ResourceID() != "uid-1" || create.ResourceVersion() != 1 || create.ClusterName() != "mc-1" {
+		t.Fatalf("create_request about %q generation %d for %q, want uid-1 generation 1 for mc-1",
+			create.ResourceID(), create.ResourceVersion(), create.ClusterName())
+	}
+	got, err := create.ManifestBundle()
+	if err != nil || len(got.Manifests) != 1 || got.DeleteOption.PropagationPolicy != protocol.DeletePropagationOrphan {
+		t.Fatalf("the create_request carries %+v (%v), want the bundle as applied", got, err)
+	}
+
+	agent.sendStatus("mc-1", "uid-1", 1, 0, available)
+	st := nextStatus(t, statuses)
+	if st.ResourceID != "uid-1" || st.Generation != 1 || st.Consumer != "mc-1" || st.Deleted {
+		t.Fatalf("status %+v, want generation 1 of uid-1 from mc-1", st)
+	}
+	if got, ok := s.Status("uid-1"); !ok || got.Hash != "hash-1" || len(got.Status.Conditions) != 1 {
+		t.Fatalf("Status(uid-1) = %+v, %v; want the status just sent", got, ok)
+	}
+	if !s.Consumer("mc-1").Connected {
+		t.Error("mc-1 is not counted connected after it sent a status")
+	}
+
+	// An older sequence id is dropped, as is the same generation sent again with the same id.
+	agent.sendStatus("mc-1", "uid-1", 1, 1)
+	// A new generation goes out as an update and its status replaces the old one.
+	if err := s.Apply("mc-1", "uid-1", 2, testBundle(t, "two")); err != nil {
+		t.Fatal(err)
+	}
+	if update := agent.next(protocol.SpecUpdateRequest); update.ResourceVersion() != 2 {
+		t.Fatalf("update_request of generation %d, want 2", update.ResourceVersion())
+	}
+	agent.sendStatus("mc-1", "uid-1", 2, 0)
+	if st := nextStatus(t, statuses); st.Generation != 2 || st.SequenceID != 2 {
+		t.Fatalf("status %+v, want generation 2 sequence 2: the stale status must have been dropped", st)
+	}
+	// A status of an older generation arriving late does not go back.
+	agent.sendStatus("mc-1", "uid-1", 1, 99)
+	agent.sendStatus("mc-1", "uid-1", 2, 0)
+	if st := nextStatus(t, statuses); st.Generation != 2 || st.SequenceID != 3 {
+		t.Fatalf("status %+v, want generation 2 sequence 3", st)
+	}
+	if got := refused(t, "stale"); got < 2 {
+		t.Errorf("refused stale statuses counted %v, want at least 2", got)
+	}
+
+	// Applying an older generation, or the same again, sends nothing.
+	if err := s.Apply("mc-1", "uid-1", 1, testBundle(t, "one")); err != nil {
+		t.Fatal(err)
+	}
+	agent.none(protocol.SpecUpdateRequest, 300*time.Millisecond)
+
+	// Delete sends a delete_request with the bundle; the agent's Deleted status ends the bundle.
+	s.Delete("uid-1")
+	del := agent.next(protocol.SpecDeleteRequest)
+	if del.DeletionTimestamp().IsZero() {
+		t.Fatal("the delete_request has no deletiontimestamp")
+	}
+	if b, err := del.ManifestBundle(); err != nil || b.DeleteOption == nil || b.DeleteOption.PropagationPolicy != protocol.DeletePropagationOrphan {
+		t.Fatalf("the delete_request carries %+v (%v), want the bundle with its delete option", b, err)
+	}
+	agent.sendStatus("mc-1", "uid-1", 2, 0, metav1.Condition{Type: protocol.ConditionDeleted, Status: metav1.ConditionTrue, Reason: "Test", LastTransitionTime: metav1.Now()})
+	if st := nextStatus(t, statuses); !st.Deleted {
+		t.Fatalf("status %+v, want Deleted", st)
+	}
+	if s.Has("uid-1") {
+		t.Error("the source still holds uid-1 after its agent reported it deleted")
+	}
+}
+
+func TestStatusFromTheWrongConsumerIsRefused(t *testing.T) {
+	b := maestrotest.StartBroker(t)
+	agentA := startFakeAgent(t, b, "mc-a")
+	agentB := startFakeAgent(t, b, "mc-b")
+	s, statuses := startSource(t, b, Options{})
+	if err := s.Apply("mc-a", "uid-a", 1, testBundle(t, "a")); err != nil {
+		t.Fatal(err)
+	}
+	agentA.next(protocol.SpecCreateRequest)
+	before := refused(t, "consumer-mismatch")
+	beforeNotPlaced := refused(t, "not-placed")
+
+	// mc-b claims to be mc-a on its own topic (the broker lets it publish nowhere else).
+	agentB.sendStatus("mc-a", "uid-a", 1, 0, available)
+	// mc-b reports, as itself, on a bundle placed on mc-a.
+	agentB.sendStatus("mc-b", "uid-a", 1, 0, available)
+	// The real agent's status still gets through, and is the only one.
+	agentA.sendStatus("mc-a", "uid-a", 1, 0)
+	st := nextStatus(t, statuses)
+	if st.Consumer != "mc-a" || len(st.Status.Conditions) != 0 {
+		t.Fatalf("accepted status %+v, want mc-a's own (without conditions)", st)
+	}
+	select {
+	case st := <-statuses:
+		t.Fatalf("accepted a second status %+v", st)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if got := refused(t, "consumer-mismatch") - before; got != 1 {
+		t.Errorf("consumer-mismatch refusals: %v, want 1", got)
+	}
+	if got := refused(t, "not-placed") - beforeNotPlaced; got != 1 {
+		t.Errorf("not-placed refusals: %v, want 1", got)
+	}
+}
+
+func TestSpecResync(t *testing.T) {
+	b := maestrotest.StartBroker(t)
+	agent := startFakeAgent(t, b, "mc-1")
+	s, statuses := startSource(t, b, Options{})
+	for i, id := range []string{"uid-current", "uid-newer", "uid-missing", "uid-deleting", "uid-deleted"} {
+		if err := s.Apply("mc-1", id, 2, testBundle(t, "cm-"+strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+		agent.next(protocol.SpecCreateRequest)
+	}
+	s.Delete("uid-deleting")
+	s.Delete("uid-deleted")
+	agent.next(protocol.SpecDeleteRequest)
+	agent.next(protocol.SpecDeleteRequest)
+
+	held := []protocol.ResourceVersion{
+		{ResourceID: "uid-current", ResourceVersion: 2},
+		{ResourceID: "uid-newer", ResourceVersion: 1},
+		{ResourceID: "uid-deleting", ResourceVersion: 2},
+		{ResourceID: "uid-unknown", ResourceVersion: 7},
+	}
+	// Not synced yet: the source may not know every bundle, so it deletes nothing it does not hold.
+	agent.resync(held...)
+	got := map[string]protocol.Event{}
+	for range 3 {
+		e := agent.next(protocol.SpecResyncResponse)
+		got[e.ResourceID()] = e
+	}
+	if e, ok := got["uid-newer"]; !ok || e.ResourceVersion() != 2 || !e.DeletionTimestamp().IsZero() {
+		t.Errorf("no resync_response with generation 2 of uid-newer, which the agent holds at 1: %v", got)
+	}
+	if _, ok := got["uid-missing"]; !ok {
+		t.Errorf("no resync_response for uid-missing, which the agent lacks: %v", got)
+	}
+	if e, ok := got["uid-deleting"]; !ok || e.DeletionTimestamp().IsZero() {
+		t.Errorf("no delete (a resync_response with deletiontimestamp) for uid-deleting, which the agent still holds: %v", got)
+	}
+	// The agent does not hold uid-deleted: its delete is done.
+	if st := nextStatus(t, statuses); st.ResourceID != "uid-deleted" || !st.Deleted {
+		t.Errorf("status %+v, want uid-deleted reported deleted", st)
+	}
+	agent.none(protocol.SpecResyncResponse, 300*time.Millisecond)
+
+	s.SetSynced()
+	agent.resync(held[:1]...)
+	agent.resync(held...)
+	// The second request supersedes the first if both are pending; either way the unknown bundle is
+	// deleted on the agent.
+	deadline := time.After(timeout)
+	for {
+		e := agent.next(protocol.SpecResyncResponse)
+		if e.ResourceID() == "uid-unknown" {
+			if e.DeletionTimestamp().IsZero() || e.ResourceVersion() != 7 {
+				t.Fatalf("resync_response about uid-unknown: generation %d, deletiontimestamp %v; want a delete of generation 7",
+					e.ResourceVersion(), e.DeletionTimestamp())
+			}
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatal("no delete of uid-unknown")
+		default:
+		}
+	}
+}
+
+func TestRepublishUntilAcknowledged(t *testing.T) {
+	b := maestrotest.StartBroker(t)
+	agent := startFakeAgent(t, b, "mc-1")
+	s, statuses := startSource(t, b, Options{RepublishAfter: 300 * time.Millisecond})
+	// The agent says it is there (its resync request is its heartbeat), once the source listens.
+	for deadline := time.Now().Add(timeout); !s.Consumer("mc-1").Connected; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the source never counted mc-1 connected")
+		}
+		agent.resync()
+	}
+	if err := s.Apply("mc-1", "uid-1", 1, testBundle(t, "one")); err != nil {
+		t.Fatal(err)
+	}
+	first := agent.next(protocol.SpecCreateRequest)
+	// As if the agent lost it: no status. The source sends it again.
+	again := agent.next(protocol.SpecCreateRequest)
+	if again.ResourceID() != first.ResourceID() || again.ResourceVersion() != 1 {
+		t.Fatalf("republished %q generation %d, want uid-1 generation 1", again.ResourceID(), again.ResourceVersion())
+	}
+	agent.sendStatus("mc-1", "uid-1", 1, 0)
+	nextStatus(t, statuses)
+	// Acknowledged: nothing more.
+	time.Sleep(100 * time.Millisecond)
+	for len(agent.events) > 0 {
+		<-agent.events
+	}
+	agent.none(protocol.SpecCreateRequest, time.Second)
+}
+
+func TestBrokerRestart(t *testing.T) {
+	b := maestrotest.StartBroker(t)
+	agent := startFakeAgent(t, b, "mc-1")
+	s, statuses := startSource(t, b, Options{})
+	if err := s.Apply("mc-1", "uid-1", 1, testBundle(t, "one")); err != nil {
+		t.Fatal(err)
+	}
+	agent.next(protocol.SpecCreateRequest)
+	agent.sendStatus("mc-1", "uid-1", 1, 0)
+	nextStatus(t, statuses)
+
+	b.Stop()
+	// Published while the broker is down: retried until it is back.
+	if err := s.Apply("mc-1", "uid-1", 2, testBundle(t, "two")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	b.Start(t)
+
+	// After reconnecting, the source asks for the statuses it may have missed, with the hashes it holds.
+	req := agent.next(protocol.StatusResyncRequest)
+	hashes, err := req.StatusHashes()
+	if err != nil || len(hashes.Hashes) != 1 || hashes.Hashes[0] != (protocol.ResourceStatusHash{ResourceID: "uid-1", StatusHash: "hash-1"}) {
+		t.Fatalf("status resync request with %+v (%v), want uid-1's hash-1", hashes, err)
+	}
+	if update := agent.next(protocol.SpecUpdateRequest); update.ResourceVersion() != 2 {
+		t.Fatalf("after the restart the agent got generation %d, want 2", update.ResourceVersion())
+	}
+}
+
+// refused reads the refusal counter for reason.
+func refused(t *testing.T, reason string) float64 {
+	t.Helper()
+	v, err := testutil.GetCounterMetricValue(eventsRefused.WithLabelValues(reason))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
