@@ -168,7 +168,10 @@ const mosquittoStopTimeout = 10 * time.Second
 // StartMosquitto runs Mosquitto as a process on a free loopback port with the
 // broker certificate of pki and returns once it completes TLS handshakes. It is
 // stopped when the test ends, and skips the test when Mosquitto is not installed.
-func StartMosquitto(t testing.TB, pki *MQTTPKI) *Broker {
+//
+// aclLines, when given, are the lines of a Mosquitto ACL file (acl_file): topics
+// are then denied unless a line allows them, as on Event Grid.
+func StartMosquitto(t testing.TB, pki *MQTTPKI, aclLines ...string) *Broker {
 	t.Helper()
 	binary, err := exec.LookPath("mosquitto")
 	if err != nil {
@@ -180,7 +183,15 @@ func StartMosquitto(t testing.TB, pki *MQTTPKI) *Broker {
 	dir := ComponentDir(t, "mosquitto")
 	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 	conf := filepath.Join(dir, "mosquitto.conf")
-	if err := os.WriteFile(conf, []byte(mosquittoConf(pki, addr)), 0o600); err != nil {
+	text := mosquittoConf(pki, addr)
+	if len(aclLines) > 0 {
+		aclFile := filepath.Join(dir, "acl")
+		if err := os.WriteFile(aclFile, []byte(strings.Join(aclLines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		text += "acl_file " + aclFile + "\n"
+	}
+	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p := StartProcess(t, dir, binary, "-c", conf)

@@ -19,7 +19,7 @@ func TestMQTTBrokers(t *testing.T) {
 		start func(testing.TB, *MQTTPKI) *Broker
 	}{
 		{"embedded", func(t testing.TB, pki *MQTTPKI) *Broker { return StartEmbeddedBroker(t, pki) }},
-		{"mosquitto", StartMosquitto},
+		{"mosquitto", func(t testing.TB, pki *MQTTPKI) *Broker { return StartMosquitto(t, pki) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.start(t, NewMQTTPKI(t))

@@ -107,6 +107,23 @@ func (p *Process) ExitError() error {
 // etcd, for one, re-raises the signal after its clean shutdown.
 func (p *Process) Stop() error { return p.stop(stopTimeout) }
 
+// Kill kills the process with SIGKILL, as a crash or a lost node would end it, and waits until it
+// has exited. Stop after Kill does nothing.
+func (p *Process) Kill() error {
+	var err error
+	p.stopOnce.Do(func() {
+		select {
+		case <-p.exited:
+			err = fmt.Errorf("%s exited before the test killed it: %v", p.Name, p.exitErr)
+			return
+		default:
+		}
+		err = p.cmd.Process.Kill()
+		<-p.exited
+	})
+	return err
+}
+
 func (p *Process) stop(timeout time.Duration) error {
 	first := false
 	p.stopOnce.Do(func() {
