@@ -33,6 +33,7 @@ func TestOnManagementCluster(t *testing.T) {
 	t.Run("Foreground delete finds leftovers by label and is gone only when they are", func(t *testing.T) { testForegroundDelete(t, mc) })
 	t.Run("Orphan and SelectivelyOrphan keep objects and let go of them", func(t *testing.T) { testOrphanDelete(t, mc) })
 	t.Run("the watcher reports status changes", func(t *testing.T) { testWatcher(t, mc) })
+	t.Run("the agent applies, reports and deletes what a source sends, also across a restart", func(t *testing.T) { testAgent(t, mc) })
 }
 
 var (

@@ -1,9 +1,12 @@
-// Package agent is the engine of the maestro-agent (DESIGN.md sections 4 and 5): it applies the manifests of
-// a ManifestBundle to the management cluster, watches what it applied, evaluates the bundle's feedback rules
-// and builds the ManifestBundleStatus the agent sends back, and deletes a bundle's objects when the bundle is
-// deleted. It speaks to the management cluster's kube-apiserver only; the MQTT side lives elsewhere.
+// Package agent is the maestro-agent (DESIGN.md sections 4 and 5): it receives the ManifestBundles a source
+// sends over MQTT, applies their manifests to the management cluster, watches what it applied, evaluates
+// the bundles' feedback rules and sends back their ManifestBundleStatus, and deletes a bundle's objects when
+// the bundle is deleted.
 //
 // The pieces:
+//   - Agent speaks the protocol: it takes spec events, applies and deletes bundles one at a time per
+//     bundle, sends status events with growing sequence IDs, resyncs with the source on every connect and
+//     every interval, and records each bundle it holds in a Secret so that a restart loses nothing.
 //   - Applier writes a bundle's manifests (server-side apply by default; Update, CreateOnly and ReadOnly on
 //     request), refuses a generation older than the one already applied, and deletes a bundle's objects.
 //   - BuildStatus and FeedbackValues turn the objects as they are into a status, as the OCM work agent
@@ -17,5 +20,6 @@
 // annotation is how it refuses to go back to an older generation.
 //
 // It imports nothing of the server (apiserver, registry, admission, controller) nor apis/: only
-// pkg/maestro/protocol and client-go, so the agent binary stays small.
+// pkg/maestro/protocol, pkg/maestro/transport, client-go and component-base's metrics, so the agent
+// binary stays small.
 package agent

@@ -151,6 +151,17 @@ func (w *Watcher) Forget(bundleID string) {
 	w.releaseNamedLocked(bundleID, nil)
 }
 
+// Requeue builds the status of every tracked bundle again, at once, and reports those not accepted yet:
+// after the connection to the source comes back, a status that failed to go out need not wait out its
+// backoff. An unchanged status that was accepted is not reported again.
+func (w *Watcher) Requeue() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for bundleID := range w.bundles {
+		w.queue.Add(bundleID)
+	}
+}
+
 // Status returns the last status built for a bundle and its hash; ok is false for a bundle not tracked
 // or whose status is not built yet.
 func (w *Watcher) Status(bundleID string) (status *protocol.ManifestBundleStatus, hash string, ok bool) {
