@@ -25,6 +25,8 @@ type Broker struct {
 	// URL is mqtts://127.0.0.1:<port>.
 	URL  string
 	addr string
+	// t is the test the broker lives as long as.
+	t testing.TB
 
 	mu   sync.Mutex
 	stop func()
@@ -37,18 +39,21 @@ func StartBroker(t testing.TB) *Broker {
 	if err := pki.Ensure([]string{"127.0.0.1", "localhost"}); err != nil {
 		t.Fatal(err)
 	}
-	b := &Broker{PKI: pki, addr: "127.0.0.1:0"}
-	b.Start(t)
+	b := &Broker{PKI: pki, addr: "127.0.0.1:0", t: t}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
 	b.URL = "mqtts://" + b.addr
 	return b
 }
 
-// Start starts the broker again after Stop, on the same address; it is stopped when the test ends.
-func (b *Broker) Start(t testing.TB) {
-	t.Helper()
+// Start starts the broker again after Stop, on the same address; it is stopped when the test that
+// started it first ends. Subtests may call it.
+func (b *Broker) Start() error {
+	t := b.t
 	serverTLS, err := broker.ServerTLS(b.PKI.CACert, b.PKI.ServingCert, b.PKI.ServingKey)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	var mb *broker.Broker
 	// The port of a broker just stopped may take a moment to be free again.
@@ -61,7 +66,7 @@ func (b *Broker) Start(t testing.TB) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	b.addr = mb.Addr().String()
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(0)))
@@ -81,6 +86,7 @@ func (b *Broker) Start(t testing.TB) {
 	b.mu.Unlock()
 	// Registered after the logger's own cleanup, so it runs first: the broker stops while it may log.
 	t.Cleanup(b.Stop)
+	return nil
 }
 
 // Stop stops the broker and disconnects every client; it may be called more than once.

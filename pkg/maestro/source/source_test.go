@@ -413,7 +413,9 @@ func TestBrokerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(500 * time.Millisecond)
-	b.Start(t)
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
 
 	// After reconnecting, the source asks for the statuses it may have missed, with the hashes it holds.
 	req := agent.next(protocol.StatusResyncRequest)
