@@ -34,6 +34,7 @@ codegen:
 # Measures throughput and latency next to raw etcd; see test/bench/README.md.
 bench:
 	$(GO) run ./test/bench $(BENCH_ARGS)
+	$(GO) test -count=1 -run TestDeliveryBenchmark -v ./test/bench/delivery -args $(DELIVERY_ARGS)
 
 clean:
 	rm -rf _output hcp-data

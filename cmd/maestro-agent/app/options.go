@@ -41,6 +41,9 @@ type Options struct {
 	StateNamespace string
 	ResyncInterval time.Duration
 	Workers        int
+	// KubeAPIQPS and KubeAPIBurst limit the agent's requests to the management cluster.
+	KubeAPIQPS   float32
+	KubeAPIBurst int
 	// MetricsBindAddress serves /metrics and /healthz; "0" serves nothing.
 	MetricsBindAddress string
 }
@@ -51,6 +54,8 @@ func NewOptions() *Options {
 		StateNamespace:     agent.DefaultStateNamespace,
 		ResyncInterval:     agent.DefaultResyncInterval,
 		Workers:            agent.DefaultWorkers,
+		KubeAPIQPS:         500,
+		KubeAPIBurst:       1000,
 		MetricsBindAddress: ":8090",
 	}
 }
@@ -76,6 +81,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ResyncInterval, "resync-interval", o.ResyncInterval,
 		"How often the agent sends the source the bundle generations it holds, besides on every connect. It is also the agent's heartbeat.")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "How many bundles are applied, and how many statuses built, at once.")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS,
+		"Requests per second the agent may make to the management cluster. A bundle costs a few (its record, a read and a write per manifest); the OCM work agent's 50 limits delivery to about 20 bundles/s.")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Requests the agent may make at once above --kube-api-qps.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
 		"host:port to serve /metrics and /healthz on over HTTP; 0 serves neither.")
 }
@@ -83,6 +91,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // Validate checks the flags on their own, before any file is read.
 func (o *Options) Validate() error {
 	var errs []error
+	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
+		errs = append(errs, fmt.Errorf("--kube-api-qps must be above 0 and --kube-api-burst at least 1 (got %v and %d)", o.KubeAPIQPS, o.KubeAPIBurst))
+	}
 	brokerFlags := o.BrokerURL != "" || o.BrokerCAFile != "" || o.BrokerCertFile != "" || o.BrokerKeyFile != ""
 	switch {
 	case o.AgentBundle != "" && brokerFlags:
@@ -209,9 +220,6 @@ func (o *Options) kubeConfig() (*rest.Config, error) {
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "maestro-agent"
-	// A bundle writes several objects and its record at once; the defaults (5 QPS) would make that crawl.
-	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 50, 100
-	}
+	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
 	return cfg, nil
 }

@@ -427,7 +427,9 @@ func testAgent(t *testing.T, mc *framework.ManagementCluster) {
 		t.Fatal(err)
 	}
 	mark = src.mark()
-	s.broker.Start(t)
+	if err := s.broker.Start(); err != nil {
+		t.Fatal(err)
+	}
 	src.retryUntil(t, mark, "status of the object gone while the broker was down", func() {
 		if request, err := protocol.NewStatusResyncRequest(testSource, consumer, nil); err == nil {
 			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
