@@ -305,6 +305,10 @@ func (s *Source) aliveLocked(c *consumer) bool {
 func (s *Source) countConnected() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.countConnectedLocked()
+}
+
+func (s *Source) countConnectedLocked() {
 	n := 0
 	for _, c := range s.consumers {
 		if s.aliveLocked(c) {
@@ -506,7 +510,11 @@ func (s *Source) seenLocked(consumerName string) {
 		c = &consumer{}
 		s.consumers[consumerName] = c
 	}
+	wasAlive := s.aliveLocked(c)
 	c.lastSeen = s.now()
+	if !wasAlive {
+		s.countConnectedLocked()
+	}
 }
 
 func (s *Source) receiveStatus(logger klog.Logger, topic, consumerName string, e protocol.Event) {
