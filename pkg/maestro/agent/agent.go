@@ -30,7 +30,9 @@ import (
 const (
 	DefaultStateNamespace = "maestro-agent"
 	DefaultResyncInterval = time.Minute
-	DefaultWorkers        = 4
+	// DefaultWorkers is high because a bundle's apply waits mostly on the management cluster's API (a
+	// record, a read and a write per manifest): on 2 cores 16 workers deliver about twice what 4 do.
+	DefaultWorkers = 16
 )
 
 // closeTimeout bounds the goodbye to the broker when the agent stops.

@@ -64,6 +64,11 @@ func (s *Source) answerResync(ctx context.Context, consumerName string) error {
 			return err
 		}
 	}
+	// An agent resyncs after it (re)connects, when statuses it sent may have been lost on the way: ask
+	// for those whose hash the source lacks.
+	if err := s.publishStatusResync(ctx, client, consumerName, s.statusHashes(consumerName)); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	if s.pendingResyncs[consumerName] == versions {
 		delete(s.pendingResyncs, consumerName)

@@ -14,11 +14,13 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -95,7 +97,7 @@ type bundle struct {
 	// firstGeneration is the generation the bundle was created with: until the agent reports on it, it
 	// goes out as a create_request, however often it is sent.
 	firstGeneration int64
-	spec       *protocol.ManifestBundle
+	spec            *protocol.ManifestBundle
 	// deleting is when Delete was called; zero while the bundle is wanted.
 	deleting time.Time
 
@@ -323,22 +325,31 @@ func (s *Source) countConnectedLocked() {
 func (s *Source) onConnect(ctx context.Context) {
 	s.mu.Lock()
 	s.connected = true
-	hashes := map[string][]protocol.ResourceStatusHash{}
+	consumers := sets.New[string]()
 	for _, b := range s.bundles {
-		list := hashes[b.consumer]
-		if b.status != nil && b.status.Hash != "" {
-			list = append(list, protocol.ResourceStatusHash{ResourceID: b.id, StatusHash: b.status.Hash})
-		}
-		hashes[b.consumer] = list
+		consumers.Insert(b.consumer)
 	}
 	client := s.client
 	s.mu.Unlock()
-	for consumerName, list := range hashes {
-		slices.SortFunc(list, func(x, y protocol.ResourceStatusHash) int { return compareStrings(x.ResourceID, y.ResourceID) })
-		if err := s.publishStatusResync(ctx, client, consumerName, list); err != nil {
+	for _, consumerName := range sets.List(consumers) {
+		if err := s.publishStatusResync(ctx, client, consumerName, s.statusHashes(consumerName)); err != nil {
 			klog.FromContext(ctx).Error(err, "Sending a status resync request", "consumer", consumerName)
 		}
 	}
+}
+
+// statusHashes returns the hashes of the statuses the source holds for a consumer's bundles.
+func (s *Source) statusHashes(consumerName string) []protocol.ResourceStatusHash {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var hashes []protocol.ResourceStatusHash
+	for _, b := range s.bundles {
+		if b.consumer == consumerName && b.status != nil && b.status.Hash != "" {
+			hashes = append(hashes, protocol.ResourceStatusHash{ResourceID: b.id, StatusHash: b.status.Hash})
+		}
+	}
+	slices.SortFunc(hashes, func(x, y protocol.ResourceStatusHash) int { return strings.Compare(x.ResourceID, y.ResourceID) })
+	return hashes
 }
 
 func (s *Source) publishStatusResync(ctx context.Context, client *transport.Client, consumerName string, hashes []protocol.ResourceStatusHash) error {
@@ -584,14 +595,4 @@ func parseSequenceID(s string) (uint64, error) {
 		return 0, fmt.Errorf("sequenceid %q is not a decimal number", s)
 	}
 	return n, nil
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -31,6 +31,8 @@ type fakeAgent struct {
 	client   *transport.Client
 	events   chan protocol.Event
 	seq      uint64
+	// connected receives a value on every connect.
+	connected chan struct{}
 }
 
 func startFakeAgent(t *testing.T, b *maestrotest.Broker, consumer string) *fakeAgent {
@@ -39,24 +41,31 @@ func startFakeAgent(t *testing.T, b *maestrotest.Broker, consumer string) *fakeA
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &fakeAgent{t: t, consumer: consumer, events: make(chan protocol.Event, 100)}
 	connected := make(chan struct{}, 10)
+	a := &fakeAgent{t: t, consumer: consumer, events: make(chan protocol.Event, 100), connected: connected}
 	a.client, err = transport.Connect(testContext(t), transport.Config{
 		URL: b.URL, TLS: b.AgentTLS(t, testSource, consumer), ClientID: consumer + "-agent",
 		Subscriptions: []string{topic},
 		OnEvent:       func(_ string, e protocol.Event) { a.events <- e },
-		OnInvalid:     func(topic string, err error) { t.Errorf("agent %s received an invalid event on %s: %v", consumer, topic, err) },
-		OnConnect:     func(context.Context) { connected <- struct{}{} },
+		OnInvalid: func(topic string, err error) {
+			t.Errorf("agent %s received an invalid event on %s: %v", consumer, topic, err)
+		},
+		OnConnect: func(context.Context) { connected <- struct{}{} },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-connected:
-	case <-time.After(timeout):
-		t.Fatal("the agent did not connect")
-	}
+	a.awaitConnect()
 	return a
+}
+
+func (a *fakeAgent) awaitConnect() {
+	a.t.Helper()
+	select {
+	case <-a.connected:
+	case <-time.After(timeout):
+		a.t.Fatal("the agent did not connect")
+	}
 }
 
 // next returns the next event the agent receives of type want, skipping others.
@@ -417,7 +426,11 @@ func TestBrokerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// After reconnecting, the source asks for the statuses it may have missed, with the hashes it holds.
+	// After reconnecting, the source asks for the statuses it may have missed, with the hashes it holds:
+	// when it reconnects, and when the agent resyncs after its own reconnect (whichever of the two
+	// reconnected first, the second request reaches it).
+	agent.awaitConnect()
+	agent.resync()
 	req := agent.next(protocol.StatusResyncRequest)
 	hashes, err := req.StatusHashes()
 	if err != nil || len(hashes.Hashes) != 1 || hashes.Hashes[0] != (protocol.ResourceStatusHash{ResourceID: "uid-1", StatusHash: "hash-1"}) {

@@ -27,7 +27,9 @@ import (
 
 	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 
@@ -41,7 +43,7 @@ import (
 var (
 	bundles  = flag.Int("bundles", 100, "bundles to deliver (and raw MQTT round trips to make)")
 	inFlight = flag.Int("in-flight", 64, "raw MQTT messages in flight at once (the source publishes all bundles at once, with its workers)")
-	workers  = flag.Int("agent-workers", 8, "the agent's --workers")
+	workers  = flag.Int("agent-workers", 16, "the agent's --workers, and the concurrency of the direct apply")
 )
 
 const (
@@ -63,6 +65,49 @@ func (r result) percentile(p float64) time.Duration {
 	return r.latencies[max(i, 0)]
 }
 
+// scenario is one kind of bundle to deliver.
+type scenario struct {
+	name string
+	// bundle builds bundle i; object builds the object it applies, for the direct apply.
+	bundle func(t *testing.T, i int) *protocol.ManifestBundle
+	object func(t *testing.T, i int) *unstructured.Unstructured
+	gvr    schema.GroupVersionResource
+}
+
+var scenarios = []scenario{
+	{
+		name: "HostedCluster (ARO HCP-style, with feedback rules)",
+		bundle: func(t *testing.T, i int) *protocol.ManifestBundle {
+			return hostedClusterBundle(t, benchNamespace, fmt.Sprintf("hc-%06d", i))
+		},
+		object: func(t *testing.T, i int) *unstructured.Unstructured {
+			return hostedCluster(t, benchNamespace, fmt.Sprintf("direct-hc-%06d", i))
+		},
+		gvr: schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"},
+	},
+	{
+		name: "ConfigMap of 3 KB",
+		bundle: func(t *testing.T, i int) *protocol.ManifestBundle {
+			return configMapBundle(t, benchNamespace, fmt.Sprintf("cm-%06d", i))
+		},
+		object: func(t *testing.T, i int) *unstructured.Unstructured {
+			return configMap(benchNamespace, fmt.Sprintf("direct-cm-%06d", i))
+		},
+		gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+	},
+}
+
+const benchNamespace = "bench"
+
+// figures are the measurements of one scenario.
+type figures struct {
+	bundleBytes int
+	delivery    result
+	// direct is the same objects server-side applied straight to the management cluster by a client as
+	// concurrent as the agent: the management cluster's limit. raw is MQTT's.
+	direct, raw result
+}
+
 func TestDeliveryBenchmark(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a management cluster, a broker and an agent")
@@ -73,80 +118,170 @@ func TestDeliveryBenchmark(t *testing.T) {
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	defer cancel()
 
-	firstStatus := map[string]time.Time{}
-	var mu sync.Mutex
-	allBack := make(chan struct{})
+	statuses := &firstStatuses{at: map[string]time.Time{}}
 	src, err := source.New(source.Options{Source: sourceID, Workers: 8,
 		Broker: transport.Config{URL: broker.URL, TLS: broker.SourceTLS(t, sourceID)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	src.AddStatusHandler(func(st source.BundleStatus) {
-		mu.Lock()
-		defer mu.Unlock()
-		if _, seen := firstStatus[st.ResourceID]; !seen && strings.HasPrefix(st.ResourceID, "bench-") {
-			firstStatus[st.ResourceID] = time.Now()
-			if len(firstStatus) == *bundles {
-				close(allBack)
-			}
-		}
-	})
+	src.AddStatusHandler(statuses.record)
 	src.SetSynced()
 	go func() { _ = src.Run(ctx) }()
 	framework.StartProcess(t, framework.ComponentDir(t, "maestro-agent"), framework.Command(t, "maestro-agent"),
 		"--agent-bundle="+broker.AgentBundle(t, sourceID, consumer), "--kubeconfig="+mc.Kubeconfig,
 		"--metrics-bind-address=0", fmt.Sprintf("--workers=%d", *workers))
 
-	ns := "bench"
-	warmUp := bundle(t, ns, "warm-up")
-	// The namespace and one HostedCluster first, so that discovery and informers are warm.
-	if err := src.Apply(consumer, "warm-up", 1, warmUp); err != nil {
+	// The namespace and one object of each kind first, so that discovery and informers are warm.
+	if err := src.Apply(consumer, "warm-up-namespace", 1, namespaceBundle(t, benchNamespace)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { _, ok := src.Status("warm-up"); return ok }, "the warm-up bundle")
-
-	payload, err := json.Marshal(bundle(t, ns, "hc-000000"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Delivery: every bundle handed to the source at once; the clock of each stops at its first status.
-	applied := make([]time.Time, *bundles)
-	start := time.Now()
-	for i := range *bundles {
-		applied[i] = time.Now()
-		if err := src.Apply(consumer, fmt.Sprintf("bench-%06d", i), 1, bundle(t, ns, fmt.Sprintf("hc-%06d", i))); err != nil {
+	statuses.wait(t, []string{"warm-up-namespace"})
+	for i, sc := range scenarios {
+		id := fmt.Sprintf("warm-up-%d", i)
+		if err := src.Apply(consumer, id, 1, sc.bundle(t, 999999)); err != nil {
 			t.Fatal(err)
 		}
+		statuses.wait(t, []string{id})
 	}
-	select {
-	case <-allBack:
-	case <-time.After(10 * time.Minute):
-		mu.Lock()
-		t.Fatalf("only %d of %d bundles reported back within 10 minutes", len(firstStatus), *bundles)
-	}
-	delivery := result{count: *bundles}
-	mu.Lock()
-	for i := range *bundles {
-		back := firstStatus[fmt.Sprintf("bench-%06d", i)]
-		delivery.latencies = append(delivery.latencies, back.Sub(applied[i]))
-		delivery.elapsed = max(delivery.elapsed, back.Sub(start))
-	}
-	mu.Unlock()
-	slices.Sort(delivery.latencies)
 
-	raw := rawRoundTrips(t, broker, len(payload))
+	results := make([]figures, len(scenarios))
+	for i, sc := range scenarios {
+		payload, err := json.Marshal(sc.bundle(t, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		results[i].bundleBytes = len(payload)
+		results[i].delivery = deliver(t, src, statuses, i, sc)
+		results[i].direct = directApply(t, mc, sc)
+		results[i].raw = rawRoundTrips(t, broker, len(payload))
+	}
 
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "\nMaestro delivery: %d bundles of %d bytes (Namespace-scoped HostedCluster with feedback rules), agent --workers=%d\n", *bundles, len(payload), *workers)
-	fmt.Fprintln(w, "what\tper second\tp50\tp99\t")
-	fmt.Fprintf(w, "bundle: publish -> applied -> first status\t%.0f\t%v\t%v\t\n", delivery.perSecond(), round(delivery.percentile(50)), round(delivery.percentile(99)))
-	fmt.Fprintf(w, "raw MQTT QoS 1 round trip, same broker and size (%d in flight)\t%.0f\t%v\t%v\t\n", *inFlight, raw.perSecond(), round(raw.percentile(50)), round(raw.percentile(99)))
-	fmt.Fprintf(w, "ratio bundle / raw\t%.2f\t\t\t\n", delivery.perSecond()/raw.perSecond())
+	fmt.Fprintf(w, "\nMaestro delivery of %d bundles per row: source -> broker -> maestro-agent (--workers=%d) -> server-side apply -> status back\n", *bundles, *workers)
+	fmt.Fprintln(w, "bundle\tbytes\tdelivered/s\tp50\tp99\tdirect SSA/s\tratio\traw MQTT RT/s\tRT p50\tratio\t")
+	for i, sc := range scenarios {
+		r := results[i]
+		fmt.Fprintf(w, "%s\t%d\t%.0f\t%v\t%v\t%.0f\t%.2f\t%.0f\t%v\t%.2f\t\n", sc.name, r.bundleBytes,
+			r.delivery.perSecond(), round(r.delivery.percentile(50)), round(r.delivery.percentile(99)),
+			r.direct.perSecond(), r.delivery.perSecond()/r.direct.perSecond(),
+			r.raw.perSecond(), round(r.raw.percentile(50)), r.delivery.perSecond()/r.raw.perSecond())
+		if r.delivery.perSecond() <= 0 || r.direct.perSecond() <= 0 || r.raw.perSecond() <= 0 {
+			t.Errorf("%s: figures missing: %+v", sc.name, r)
+		}
+	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if delivery.perSecond() <= 0 || raw.perSecond() <= 0 {
-		t.Errorf("figures missing: delivery %.1f/s, raw %.1f/s", delivery.perSecond(), raw.perSecond())
+	fmt.Printf("direct SSA: the same objects applied by one client with %d concurrent requests (the management cluster's limit);\n"+
+		"raw MQTT RT: QoS 1 publish and echo of the same size through the same broker, %d in flight (the broker's limit).\n", *workers, *inFlight)
+}
+
+// deliver hands every bundle to the source at once; the clock of each stops at its first status.
+func deliver(t *testing.T, src *source.Source, statuses *firstStatuses, round int, sc scenario) result {
+	t.Helper()
+	ids := make([]string, *bundles)
+	applied := make([]time.Time, *bundles)
+	start := time.Now()
+	for i := range *bundles {
+		ids[i] = fmt.Sprintf("bench-%d-%06d", round, i)
+		applied[i] = time.Now()
+		if err := src.Apply(consumer, ids[i], 1, sc.bundle(t, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	back := statuses.wait(t, ids)
+	r := result{count: *bundles}
+	for i := range ids {
+		r.latencies = append(r.latencies, back[i].Sub(applied[i]))
+		r.elapsed = max(r.elapsed, back[i].Sub(start))
+	}
+	slices.Sort(r.latencies)
+	return r
+}
+
+// directApply server-side applies the scenario's objects straight to the management cluster.
+func directApply(t *testing.T, mc *framework.ManagementCluster, sc scenario) result {
+	t.Helper()
+	objects := make([]*unstructured.Unstructured, *bundles)
+	for i := range objects {
+		objects[i] = sc.object(t, i)
+	}
+	latencies := make([]time.Duration, *bundles)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	start := time.Now()
+	for range *workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < *bundles; i = int(next.Add(1) - 1) {
+				began := time.Now()
+				obj := objects[i]
+				_, err := mc.Dynamic.Resource(sc.gvr).Namespace(obj.GetNamespace()).Apply(t.Context(), obj.GetName(), obj,
+					metav1.ApplyOptions{FieldManager: "bench", Force: true})
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+				latencies[i] = time.Since(began)
+			}
+		})
+	}
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		t.Fatalf("direct apply: %v", err)
+	}
+	r := result{count: *bundles, elapsed: time.Since(start), latencies: latencies}
+	slices.Sort(r.latencies)
+	return r
+}
+
+// firstStatuses records when the first status of each bundle came back.
+type firstStatuses struct {
+	mu      sync.Mutex
+	at      map[string]time.Time
+	changed chan struct{}
+}
+
+func (f *firstStatuses) record(st source.BundleStatus) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, seen := f.at[st.ResourceID]; !seen {
+		f.at[st.ResourceID] = time.Now()
+		if f.changed != nil {
+			close(f.changed)
+			f.changed = nil
+		}
+	}
+}
+
+// wait returns when each of ids came back.
+func (f *firstStatuses) wait(t *testing.T, ids []string) []time.Time {
+	t.Helper()
+	deadline := time.After(10 * time.Minute)
+	for {
+		f.mu.Lock()
+		back := make([]time.Time, 0, len(ids))
+		for _, id := range ids {
+			at, ok := f.at[id]
+			if !ok {
+				break
+			}
+			back = append(back, at)
+		}
+		if len(back) == len(ids) {
+			f.mu.Unlock()
+			return back
+		}
+		if f.changed == nil {
+			f.changed = make(chan struct{})
+		}
+		changed := f.changed
+		f.mu.Unlock()
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("only %d of %d bundles reported back within 10 minutes", len(back), len(ids))
+		}
 	}
 }
 
@@ -236,34 +371,60 @@ func pahoClient(ctx context.Context, broker *maestrotest.Broker, cfg *tls.Config
 	return c, nil
 }
 
-// bundle is a realistic cluster bundle: the ARO HCP-style HostedCluster with feedback rules.
-func bundle(t *testing.T, ns, name string) *protocol.ManifestBundle {
+// hostedClusterBundle is a realistic cluster bundle: the ARO HCP-style HostedCluster with feedback rules.
+func hostedClusterBundle(t *testing.T, ns, name string) *protocol.ManifestBundle {
 	t.Helper()
+	return &protocol.ManifestBundle{
+		Manifests:    []json.RawMessage{mustJSON(t, hostedCluster(t, ns, name).Object)},
+		DeleteOption: &protocol.DeleteOption{PropagationPolicy: protocol.DeletePropagationOrphan},
+		ManifestConfigs: []protocol.ManifestConfigOption{{
+			ResourceIdentifier: protocol.ResourceIdentifier{Group: "hypershift.openshift.io", Resource: "hostedclusters", Name: name, Namespace: ns},
+			FeedbackRules: []protocol.FeedbackRule{{Type: protocol.FeedbackJSONPaths, JSONPaths: []protocol.JSONPath{
+				{Name: "available", Path: `.status.conditions[?(@.type=="Available")].status`},
+				{Name: "version", Path: `.status.version.history[0].version`},
+			}}},
+		}},
+	}
+}
+
+func hostedCluster(t *testing.T, ns, name string) *unstructured.Unstructured {
 	hc := exampleHostedCluster(t)
 	hc.SetNamespace(ns)
 	hc.SetName(name)
-	nsManifest, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
-	hcManifest, err := json.Marshal(hc.Object)
+	return hc
+}
+
+func configMapBundle(t *testing.T, ns, name string) *protocol.ManifestBundle {
+	t.Helper()
+	return &protocol.ManifestBundle{
+		Manifests:    []json.RawMessage{mustJSON(t, configMap(ns, name).Object)},
+		DeleteOption: &protocol.DeleteOption{PropagationPolicy: protocol.DeletePropagationOrphan},
+	}
+}
+
+func configMap(ns, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"data":     map[string]any{"config": strings.Repeat("x", 3000)},
+	}}
+}
+
+func namespaceBundle(t *testing.T, ns string) *protocol.ManifestBundle {
+	t.Helper()
+	return &protocol.ManifestBundle{
+		Manifests:    []json.RawMessage{mustJSON(t, map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})},
+		DeleteOption: &protocol.DeleteOption{PropagationPolicy: protocol.DeletePropagationOrphan},
+	}
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	raw, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &protocol.ManifestBundle{
-		Manifests:    []json.RawMessage{nsManifest, hcManifest},
-		DeleteOption: &protocol.DeleteOption{PropagationPolicy: protocol.DeletePropagationOrphan},
-		ManifestConfigs: []protocol.ManifestConfigOption{
-			{
-				ResourceIdentifier: protocol.ResourceIdentifier{Resource: "namespaces", Name: ns},
-				UpdateStrategy:     &protocol.UpdateStrategy{Type: protocol.UpdateStrategyCreateOnly},
-			},
-			{
-				ResourceIdentifier: protocol.ResourceIdentifier{Group: "hypershift.openshift.io", Resource: "hostedclusters", Name: name, Namespace: ns},
-				FeedbackRules: []protocol.FeedbackRule{{Type: protocol.FeedbackJSONPaths, JSONPaths: []protocol.JSONPath{
-					{Name: "available", Path: `.status.conditions[?(@.type=="Available")].status`},
-					{Name: "version", Path: `.status.version.history[0].version`},
-				}}},
-			},
-		},
-	}
+	return raw
 }
 
 var (
@@ -292,17 +453,6 @@ func exampleHostedCluster(t *testing.T) *unstructured.Unstructured {
 		t.Fatal("no HostedCluster in the example")
 	}
 	return example.DeepCopy()
-}
-
-func waitFor(t *testing.T, ok func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no status of %s within a minute", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func round(d time.Duration) time.Duration {
