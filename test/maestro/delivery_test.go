@@ -63,7 +63,9 @@ func testHostedClusterLifecycle(t *testing.T, h *harness) {
 
 	// A foreground delete: the HostedCluster goes (the simulator lets its finalizer go), then the
 	// namespace, and only then does the agent report the bundle deleted.
-	h.src.Delete(id)
+	if err := h.src.Delete(consumer, id); err != nil {
+		t.Fatal(err)
+	}
 	h.waitDeleted(id)
 	for _, check := range []struct {
 		what string
@@ -88,7 +90,9 @@ func testOrphan(t *testing.T, h *harness) {
 	const id, ns, name = "4a6c1b1e-0000-4000-8000-000000000002", "ocm-dev-cluster-2", "cluster-2"
 	h.apply(id, 1, hostedClusterBundle(t, ns, name, releaseImage("4.20.8"), pullSecretJSON(1), protocol.DeletePropagationOrphan))
 	h.waitApplied(id, 1)
-	h.src.Delete(id)
+	if err := h.src.Delete(consumer, id); err != nil {
+		t.Fatal(err)
+	}
 	h.waitDeleted(id)
 	// Everything is still there, no longer marked as the bundle's.
 	hc, err := h.mc.Dynamic.Resource(hostedClusters).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
@@ -141,7 +145,9 @@ func TestFaults(t *testing.T) {
 		h.apply("restart-00", 2, configMapBundle(t, ns, "restart-00", "v2"))
 		for _, id := range []string{"restart-01", "restart-02"} {
 			delete(want, id)
-			h.src.Delete(id)
+			if err := h.src.Delete(consumer, id); err != nil {
+		t.Fatal(err)
+	}
 		}
 		time.Sleep(time.Second)
 		h.startAgent()

@@ -244,17 +244,32 @@ func (s *Source) Apply(consumerName, id string, generation int64, spec *protocol
 	return nil
 }
 
-// Delete asks the agent to delete resource id's objects with the bundle's delete option; the source
-// forgets the bundle once the agent reports them gone, and tells the status handlers so (Deleted).
-func (s *Source) Delete(id string) {
+// Delete asks the agent of consumer to delete resource id's objects with the bundle's delete option; the
+// source forgets the bundle once the agent reports them gone, and tells the status handlers so (Deleted).
+// A bundle the source does not hold (after a restart, say) is deleted all the same: the agent knows the
+// delete option from its own record, and reports Deleted at once for a bundle it never had.
+func (s *Source) Delete(consumerName, id string) error {
+	if err := protocol.ValidateID("consumer", consumerName); err != nil {
+		return err
+	}
+	if err := protocol.ValidateID("resource ID", id); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.bundles[id]
-	if b == nil || !b.deleting.IsZero() {
-		return
+	switch {
+	case b == nil:
+		b = &bundle{consumer: consumerName, id: id}
+		s.bundles[id] = b
+	case b.consumer != consumerName:
+		return fmt.Errorf("bundle %s is placed on consumer %q, not %q", id, b.consumer, consumerName)
+	case !b.deleting.IsZero():
+		return nil
 	}
 	b.deleting = s.now()
 	s.bundleQueue.Add(id)
+	return nil
 }
 
 // Status returns the last accepted status of resource id.

@@ -257,7 +257,9 @@ func TestPublishAndStatus(t *testing.T) {
 	agent.none(protocol.SpecUpdateRequest, 300*time.Millisecond)
 
 	// Delete sends a delete_request with the bundle; the agent's Deleted status ends the bundle.
-	s.Delete("uid-1")
+	if err := s.Delete("mc-1", "uid-1"); err != nil {
+		t.Fatal(err)
+	}
 	del := agent.next(protocol.SpecDeleteRequest)
 	if del.DeletionTimestamp().IsZero() {
 		t.Fatal("the delete_request has no deletiontimestamp")
@@ -319,8 +321,8 @@ func TestSpecResync(t *testing.T) {
 		}
 		agent.next(protocol.SpecCreateRequest)
 	}
-	s.Delete("uid-deleting")
-	s.Delete("uid-deleted")
+	mustDelete(t, s, "uid-deleting")
+	mustDelete(t, s, "uid-deleted")
 	agent.next(protocol.SpecDeleteRequest)
 	agent.next(protocol.SpecDeleteRequest)
 
@@ -449,4 +451,29 @@ func refused(t *testing.T, reason string) float64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+func mustDelete(t *testing.T, s *Source, id string) {
+	t.Helper()
+	if err := s.Delete("mc-1", id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// After a restart the source may be asked to delete a bundle it no longer holds: the delete goes out
+// without data, and the agent's Deleted status ends it as for any other.
+func TestDeleteOfABundleTheSourceDoesNotHold(t *testing.T) {
+	b := maestrotest.StartBroker(t)
+	agent := startFakeAgent(t, b, "mc-1")
+	s, statuses := startSource(t, b, Options{})
+	mustDelete(t, s, "uid-forgotten")
+	del := agent.next(protocol.SpecDeleteRequest)
+	if del.ResourceID() != "uid-forgotten" || del.DeletionTimestamp().IsZero() || len(del.Data()) != 0 {
+		t.Fatalf("delete_request about %q, deletiontimestamp %v, %d bytes of data; want uid-forgotten, a timestamp, no data",
+			del.ResourceID(), del.DeletionTimestamp(), len(del.Data()))
+	}
+	agent.sendStatus("mc-1", "uid-forgotten", 0, 0, metav1.Condition{Type: protocol.ConditionDeleted, Status: metav1.ConditionTrue, Reason: "Test", LastTransitionTime: metav1.Now()})
+	if st := nextStatus(t, statuses); !st.Deleted || s.Has("uid-forgotten") {
+		t.Fatalf("status %+v, source holds it: %v; want it Deleted and forgotten", st, s.Has("uid-forgotten"))
+	}
 }
