@@ -17,7 +17,7 @@ import (
 // The condition types the agent reports, per manifest and for the whole bundle, as the OCM work agent
 // names them.
 const (
-	ConditionApplied              = "Applied"
+	ConditionApplied              = protocol.ConditionApplied
 	ConditionAvailable            = "Available"
 	ConditionStatusFeedbackSynced = "StatusFeedbackSynced"
 	// ConditionDeleted is set on the last status of a bundle, once its objects are gone.

@@ -116,6 +116,10 @@ type ManifestBundleStatus struct {
 // are gone (or orphaned), and the source may forget it.
 const ConditionDeleted = "Deleted"
 
+// ConditionApplied is the condition, of the bundle and of each manifest, that says the agent applied it;
+// False with the management cluster's refusal as message.
+const ConditionApplied = "Applied"
+
 // ManifestCondition is the status of one applied manifest.
 type ManifestCondition struct {
 	ResourceMeta   ManifestResourceMeta `json:"resourceMeta"`
