@@ -30,6 +30,10 @@ const (
 	ConditionRevokingCredentials = "RevokingCredentials"
 )
 
+// DeliveryFinalizer keeps a deleted HCPCluster or NodePool until the objects delivered for it are gone
+// from its management cluster.
+const DeliveryFinalizer = "hcp.aro.azure.com/delivery"
+
 // ExperimentalFeaturesAnnotation, set to "true" on an HCPCluster, lets it use the candidate and
 // nightly channel groups.
 const ExperimentalFeaturesAnnotation = "hcp.aro.azure.com/experimental-features"

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -30,6 +31,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/openapi"
+	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
@@ -53,6 +55,11 @@ type Options struct {
 	Policy admissioninit.Policy
 	// Maestro says how the server reaches the maestro-agents of its management clusters.
 	Maestro MaestroOptions
+	// Controllers tune how clusters are delivered.
+	Controllers ControllerOptions
+
+	// catalog is the version catalog Config loaded, for the controllers.
+	catalog *versioncatalog.Catalog
 }
 
 // NewOptions returns the default options: standalone on embedded etcd, port 6443.
@@ -64,6 +71,7 @@ func NewOptions() *Options {
 		DataDir:                  "hcp-data",
 		Policy:                   admissioninit.Policy{MaxBreakglassCredentialsPerCluster: 10},
 		Maestro:                  MaestroOptions{Source: DefaultSource, BindAddress: "0.0.0.0:8883"},
+		Controllers:              ControllerOptions{Environment: render.DefaultEnvironment, CreateDeadline: time.Hour},
 	}
 	// The service's plugins run after the standard ones and are on by default.
 	hcpadmission.RegisterAll(o.RecommendedOptions.Admission.Plugins)
@@ -81,6 +89,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.RecommendedOptions.AddFlags(fs)
 	o.ComponentGlobalsRegistry.AddFlags(fs)
 	o.Maestro.AddFlags(fs)
+	o.Controllers.AddFlags(fs)
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
 		"Folder for the embedded etcd's data (when --etcd-servers is empty) and, in standalone mode, the generated certificates and admin.kubeconfig.")
 	fs.StringSliceVar(&o.AlternateNames, "alternate-names", o.AlternateNames,
@@ -129,6 +138,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--max-breakglass-credentials-per-cluster must be at least 1"))
 	}
 	errs = append(errs, o.Maestro.Validate()...)
+	errs = append(errs, o.Controllers.Validate()...)
 	errs = append(errs, o.ComponentGlobalsRegistry.Validate()...)
 	return utilerrors.NewAggregate(errs)
 }
@@ -222,6 +232,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			return nil, err
 		}
 	}
+	o.catalog = catalog
 	return &apiserver.Config{GenericConfig: cfg, InformerFactory: hcpInformers}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/embeddedetcd"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
 )
 
 // NewCommand returns the hcp-apiserver command.
@@ -102,9 +103,9 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	var src *source.Source
 	if o.Maestro.enabled() {
-		src, err := o.startMaestro(ctx)
-		if err != nil {
+		if src, err = o.startMaestro(ctx); err != nil {
 			return err
 		}
 		go func() {
@@ -113,8 +114,11 @@ func Run(ctx context.Context, o *Options) error {
 			}
 		}()
 	}
+	loopback := config.GenericConfig.LoopbackClientConfig
+	server.GenericAPIServer.AddPostStartHookOrDie("start-cluster-controllers", func(hookCtx genericapiserver.PostStartHookContext) error {
+		return o.startControllers(hookCtx, loopback, config.InformerFactory, o.catalog, src)
+	})
 	if o.Standalone() {
-		loopback := config.GenericConfig.LoopbackClientConfig
 		server.GenericAPIServer.AddPostStartHookOrDie("write-admin-kubeconfig", func(hookCtx genericapiserver.PostStartHookContext) error {
 			go writeAdminKubeconfigWhenReady(hookCtx, o, loopback, config.GenericConfig.SecureServing.Listener.Addr().String())
 			return nil

@@ -2,6 +2,7 @@ package hcp
 
 import (
 	"context"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -12,6 +13,8 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/names"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	hcpapi "github.com/aro-hcp/hcp-apiserver/apis/hcp"
 )
 
 // Object is an internal API object with metadata, a spec and a status.
@@ -31,6 +34,12 @@ type Kind[T Object] struct {
 	CopyStatus, CopySpec func(obj, old T)
 	// SpecChanged tells whether an update changes the spec.
 	SpecChanged func(obj, old T) bool
+	// Created, SpecUpdated and Deleting, when set, record in a new object, an object whose spec changed,
+	// and an object being deleted what the controllers act on (provisioning state, finalizers, IDs), so
+	// that the write itself says what is to happen.
+	Created     func(obj T)
+	SpecUpdated func(obj, old T)
+	Deleting    func(obj T)
 
 	Validate             func(obj T) field.ErrorList
 	ValidateUpdate       func(obj, old T) field.ErrorList
@@ -56,6 +65,13 @@ var (
 
 func (s Strategy[T]) NamespaceScoped() bool { return s.kind.NamespaceScoped }
 
+// WithoutLifecycle returns the strategy without its Created, SpecUpdated and Deleting hooks: a store as
+// kube's generic store tester expects it, whose creates are deterministic and whose deletes are immediate.
+func (s Strategy[T]) WithoutLifecycle() Strategy[T] {
+	s.kind.Created, s.kind.SpecUpdated, s.kind.Deleting = nil, nil, nil
+	return s
+}
+
 // GetResetFields keeps server-side apply from claiming status through the main resource.
 func (Strategy[T]) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return map[fieldpath.APIVersion]*fieldpath.Set{"hcp.aro.azure.com/v1alpha1": statusPath}
@@ -65,6 +81,9 @@ func (s Strategy[T]) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	o := obj.(T)
 	s.kind.ClearStatus(o)
 	o.SetGeneration(1)
+	if s.kind.Created != nil {
+		s.kind.Created(o)
+	}
 }
 
 func (s Strategy[T]) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
@@ -73,7 +92,20 @@ func (s Strategy[T]) PrepareForUpdate(ctx context.Context, obj, old runtime.Obje
 	// Controllers compare status.observedGeneration with generation, so only a spec change counts.
 	if s.kind.SpecChanged(o, prev) {
 		o.SetGeneration(prev.GetGeneration() + 1)
+		if s.kind.SpecUpdated != nil {
+			s.kind.SpecUpdated(o, prev)
+		}
 	}
+}
+
+// CheckGracefulDelete records that the object is being deleted; deletes are never graceful (no grace
+// period), but the store persists what this changes together with the deletion timestamp when a
+// finalizer keeps the object.
+func (s Strategy[T]) CheckGracefulDelete(ctx context.Context, obj runtime.Object, options *metav1.DeleteOptions) bool {
+	if s.kind.Deleting != nil {
+		s.kind.Deleting(obj.(T))
+	}
+	return false
 }
 
 func (s Strategy[T]) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
@@ -133,3 +165,20 @@ var (
 	_ rest.ResetFieldsStrategy       = Strategy[Object]{}
 	_ rest.UpdateResetFieldsStrategy = StatusStrategy[Object]{}
 )
+
+// AddFinalizer adds finalizer to obj unless it is there.
+func AddFinalizer(obj metav1.Object, finalizer string) {
+	if !slices.Contains(obj.GetFinalizers(), finalizer) {
+		obj.SetFinalizers(append(obj.GetFinalizers(), finalizer))
+	}
+}
+
+// StateAfterSpecChange is the provisioning state of a resource whose spec just changed: Updating once it
+// was provisioned (or failed); a resource still being provisioned, or deleted, keeps its state.
+func StateAfterSpecChange(state hcpapi.ProvisioningState) hcpapi.ProvisioningState {
+	switch state {
+	case hcpapi.ProvisioningStateSucceeded, hcpapi.ProvisioningStateFailed, hcpapi.ProvisioningStateCanceled:
+		return hcpapi.ProvisioningStateUpdating
+	}
+	return state
+}

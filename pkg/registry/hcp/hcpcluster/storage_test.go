@@ -6,15 +6,21 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistrytest "k8s.io/apiserver/pkg/registry/generic/testing"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/registrytest"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 )
 
 func newTester(t *testing.T) *genericregistrytest.Tester {
-	return registrytest.NewTester(t, "hcpclusters", NewREST)
+	// The lifecycle hooks (Accepted, the finalizer, the cluster ID) are left out: kube's tester expects
+	// deterministic creates and immediate deletes. strategy_test.go and test/integration cover them.
+	return registrytest.NewTester(t, "hcpclusters", func(scheme *runtime.Scheme, og generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+		return newREST(NewStrategy(scheme).WithoutLifecycle(), og)
+	})
 }
 
 func validCluster(t *testing.T) *hcp.HCPCluster {

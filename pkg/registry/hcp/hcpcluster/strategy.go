@@ -3,6 +3,7 @@
 package hcpcluster
 
 import (
+	"github.com/google/uuid"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -24,6 +25,17 @@ var kind = hcpregistry.Kind[*hcp.HCPCluster]{
 	Validate:             validation.ValidateHCPCluster,
 	ValidateUpdate:       validation.ValidateHCPClusterUpdate,
 	ValidateStatusUpdate: validation.ValidateHCPClusterStatusUpdate,
+	// The create returns at once, Accepted; the controllers deliver the cluster, and the finalizer keeps
+	// a deleted cluster until its control plane is gone from the management cluster.
+	Created: func(obj *hcp.HCPCluster) {
+		obj.Status.ProvisioningState = hcp.ProvisioningStateAccepted
+		obj.Status.ClusterID = uuid.NewString()
+		hcpregistry.AddFinalizer(obj, hcp.DeliveryFinalizer)
+	},
+	SpecUpdated: func(obj, old *hcp.HCPCluster) {
+		obj.Status.ProvisioningState = hcpregistry.StateAfterSpecChange(old.Status.ProvisioningState)
+	},
+	Deleting: func(obj *hcp.HCPCluster) { obj.Status.ProvisioningState = hcp.ProvisioningStateDeleting },
 }
 
 // NewStrategy returns the strategy for creating and updating HCPClusters.

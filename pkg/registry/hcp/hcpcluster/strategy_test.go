@@ -2,18 +2,65 @@ package hcpcluster
 
 import (
 	"context"
+	"slices"
 	"testing"
+
+	"github.com/google/uuid"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/registrytest"
 )
 
-func TestCreateClearsStatusAndStartsGeneration(t *testing.T) {
+func TestCreateAcceptsAndStartsGeneration(t *testing.T) {
 	c := validCluster(t)
 	c.Status.ProvisioningState = hcp.ProvisioningStateSucceeded
+	c.Status.ManagementCluster = "mc-1"
 	NewStrategy(registrytest.Scheme).PrepareForCreate(context.Background(), c)
-	if c.Status.ProvisioningState != "" || c.Generation != 1 {
-		t.Errorf("after create: status %+v generation %d, want empty status and generation 1", c.Status, c.Generation)
+	if c.Status.ProvisioningState != hcp.ProvisioningStateAccepted || c.Status.ManagementCluster != "" || c.Generation != 1 {
+		t.Errorf("after create: status %+v generation %d, want only Accepted and a cluster ID, and generation 1", c.Status, c.Generation)
+	}
+	if _, err := uuid.Parse(c.Status.ClusterID); err != nil {
+		t.Errorf("status.clusterID %q is not a UUID: %v", c.Status.ClusterID, err)
+	}
+	if !slices.Equal(c.Finalizers, []string{hcp.DeliveryFinalizer}) {
+		t.Errorf("finalizers %v, want %s", c.Finalizers, hcp.DeliveryFinalizer)
+	}
+	other := validCluster(t)
+	NewStrategy(registrytest.Scheme).PrepareForCreate(context.Background(), other)
+	if other.Status.ClusterID == c.Status.ClusterID {
+		t.Error("two clusters got the same cluster ID")
+	}
+}
+
+func TestSpecChangeOfAProvisionedClusterIsAnUpdate(t *testing.T) {
+	s := NewStrategy(registrytest.Scheme)
+	for before, want := range map[hcp.ProvisioningState]hcp.ProvisioningState{
+		hcp.ProvisioningStateSucceeded:    hcp.ProvisioningStateUpdating,
+		hcp.ProvisioningStateFailed:       hcp.ProvisioningStateUpdating,
+		hcp.ProvisioningStateAccepted:     hcp.ProvisioningStateAccepted,
+		hcp.ProvisioningStateProvisioning: hcp.ProvisioningStateProvisioning,
+		hcp.ProvisioningStateDeleting:     hcp.ProvisioningStateDeleting,
+	} {
+		old := validCluster(t)
+		old.Status.ProvisioningState = before
+		updated := old.DeepCopy()
+		updated.Spec.Version.ID = "4.21"
+		s.PrepareForUpdate(context.Background(), updated, old)
+		if got := updated.Status.ProvisioningState; got != want {
+			t.Errorf("a spec change of a %s cluster made it %s, want %s", before, got, want)
+		}
+	}
+}
+
+func TestDeleteMarksDeleting(t *testing.T) {
+	c := validCluster(t)
+	c.Status.ProvisioningState = hcp.ProvisioningStateSucceeded
+	if graceful := NewStrategy(registrytest.Scheme).CheckGracefulDelete(context.Background(), c, &metav1.DeleteOptions{}); graceful {
+		t.Error("a delete asked for a grace period")
+	}
+	if c.Status.ProvisioningState != hcp.ProvisioningStateDeleting {
+		t.Errorf("provisioningState %s after delete, want Deleting", c.Status.ProvisioningState)
 	}
 }
 

@@ -1,0 +1,105 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/delivery"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/version"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
+	"github.com/aro-hcp/hcp-apiserver/pkg/render"
+	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
+)
+
+// ControllerOptions tune the controllers that deliver clusters.
+type ControllerOptions struct {
+	// Environment names this service instance in the management clusters' namespaces: ocm-<env>-<clusterID>.
+	Environment string
+	// PullSecretFile holds the .dockerconfigjson delivered with every cluster.
+	PullSecretFile string
+	// CreateDeadline is how long a cluster may take to become Succeeded before it is Failed.
+	CreateDeadline time.Duration
+}
+
+func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.Environment, "environment", c.Environment,
+		"The name of this service instance; a cluster's namespace on its management cluster is ocm-<environment>-<clusterID>.")
+	fs.StringVar(&c.PullSecretFile, "pull-secret-file", c.PullSecretFile,
+		"A .dockerconfigjson file delivered as every cluster's pull secret (default: one that pulls nothing).")
+	fs.DurationVar(&c.CreateDeadline, "cluster-create-deadline", c.CreateDeadline,
+		"How long a new cluster may take to become available before its provisioningState is Failed.")
+}
+
+func (c *ControllerOptions) Validate() []error {
+	var errs []error
+	for _, msg := range validation.IsDNS1123Label(c.Environment) {
+		errs = append(errs, fmt.Errorf("--environment %q: %s", c.Environment, msg))
+	}
+	if c.CreateDeadline <= 0 {
+		errs = append(errs, fmt.Errorf("--cluster-create-deadline must be positive"))
+	}
+	return errs
+}
+
+// noAgents stands for the Maestro source when it is turned off: no agent is ever connected, so nothing
+// is placed, and deleting a cluster that was never placed needs no agent.
+type noAgents struct{}
+
+func (noAgents) Apply(string, string, int64, *protocol.ManifestBundle) error { return nil }
+func (noAgents) Delete(string, string) error                                 { return nil }
+func (noAgents) Status(string) (source.BundleStatus, bool)                   { return source.BundleStatus{}, false }
+func (noAgents) AddStatusHandler(source.StatusHandler)                       {}
+func (noAgents) SetSynced()                                                  {}
+
+// startControllers runs the cluster controllers on the server's loopback client until ctx ends. src is nil
+// when Maestro is off.
+func (o *Options) startControllers(ctx context.Context, loopback *rest.Config, factory informers.SharedInformerFactory,
+	catalog *versioncatalog.Catalog, src *source.Source) error {
+	client, err := versioned.NewForConfig(loopback)
+	if err != nil {
+		return err
+	}
+	var publisher delivery.Publisher = noAgents{}
+	connected := func(string) bool { return false }
+	if src != nil {
+		publisher = src
+		connected = func(consumer string) bool { return src.Consumer(consumer).Connected }
+	}
+	renderOptions := render.Options{Environment: o.Controllers.Environment}
+	if o.Controllers.PullSecretFile != "" {
+		if renderOptions.PullSecret, err = os.ReadFile(o.Controllers.PullSecretFile); err != nil {
+			return fmt.Errorf("--pull-secret-file: %w", err)
+		}
+	}
+	hcp := factory.Hcp().V1alpha1()
+	versions, err := version.New(client, hcp.HCPClusters(), catalog)
+	if err != nil {
+		return err
+	}
+	placements, err := placement.New(client, hcp.HCPClusters(), hcp.ManagementClusters(), connected)
+	if err != nil {
+		return err
+	}
+	deliveries, err := delivery.New(client, hcp.HCPClusters(), hcp.ManagementClusters(), hcp.NodePools(), hcp.BreakglassCredentials(),
+		catalog, publisher, delivery.Options{Render: renderOptions, CreateDeadline: o.Controllers.CreateDeadline})
+	if err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	klog.FromContext(ctx).Info("Starting the cluster controllers", "environment", o.Controllers.Environment)
+	go versions.Run(ctx, 2)
+	go placements.Run(ctx)
+	go deliveries.Run(ctx, 4)
+	return nil
+}

@@ -1,0 +1,95 @@
+// Package version resolves the version an HCPCluster asks for (MAJOR.MINOR in a channel group) to a full
+// release of the version catalog, recorded as status.version.desired with the condition VersionResolved.
+package version
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions/hcp/v1alpha1"
+	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
+)
+
+// Controller keeps status.version.desired of every HCPCluster resolved.
+type Controller struct {
+	client   versioned.Interface
+	clusters listers.HCPClusterLister
+	catalog  *versioncatalog.Catalog
+	queue    *clusterstatus.Queue
+	synced   cache.InformerSynced
+}
+
+func New(client versioned.Interface, clusters informers.HCPClusterInformer, catalog *versioncatalog.Catalog) (*Controller, error) {
+	c := &Controller{client: client, clusters: clusters.Lister(), catalog: catalog, synced: clusters.Informer().HasSynced}
+	c.queue = clusterstatus.NewQueue("version", c.sync)
+	if _, err := clusters.Informer().AddEventHandler(c.queue.Handler()); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Run resolves versions until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
+		return
+	}
+	c.queue.Run(ctx, workers)
+}
+
+func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error) {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return 0, nil
+	}
+	cluster, err := c.clusters.HCPClusters(namespace).Get(name)
+	if apierrors.IsNotFound(err) || (err == nil && cluster.DeletionTimestamp != nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	_, err = clusterstatus.Update(ctx, c.client, cluster, func(cluster *v1alpha1.HCPCluster) { Resolve(cluster, c.catalog) })
+	return 0, err
+}
+
+// Resolve sets status.version.desired and the condition VersionResolved of cluster. A resolved version
+// never moves down: a catalog that now offers an older patch of the same minor (a release pulled from
+// stable, say) leaves the cluster where it is.
+func Resolve(cluster *v1alpha1.HCPCluster, catalog *versioncatalog.Catalog) {
+	group, minor := cluster.Spec.Version.ChannelGroup, cluster.Spec.Version.ID
+	release, ok := catalog.Resolve(group, minor)
+	if !ok {
+		clusterstatus.SetCondition(cluster, v1alpha1.ConditionVersionResolved, metav1.ConditionFalse, "NotInCatalog",
+			fmt.Sprintf("the version catalog offers no %s release in channel group %s", minor, group))
+		return
+	}
+	resolved := release.Version
+	if current, err := utilversion.ParseSemantic(cluster.Status.Version.Desired); err == nil &&
+		versioncatalog.MajorMinor(current) == minor && current.GreaterThan(resolved) {
+		if _, known := catalog.Find(group, current.String()); known {
+			resolved = current
+		}
+	}
+	cluster.Status.Version.Desired = resolved.String()
+	clusterstatus.SetCondition(cluster, v1alpha1.ConditionVersionResolved, metav1.ConditionTrue, "Resolved",
+		fmt.Sprintf("%s in channel group %s resolves to %s", minor, group, resolved))
+}
+
+// ReleaseImage returns the release image of the version cluster resolved to.
+func ReleaseImage(cluster *v1alpha1.HCPCluster, catalog *versioncatalog.Catalog) (string, bool) {
+	if cluster.Status.Version.Desired == "" {
+		return "", false
+	}
+	release, ok := catalog.Find(cluster.Spec.Version.ChannelGroup, cluster.Status.Version.Desired)
+	return release.Payload, ok
+}
