@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,6 +20,32 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
+
+// HyperShiftExamples reads every object of a file in the shared folder's hypershift/examples.
+func HyperShiftExamples(t testing.TB, file string) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(SharedDir(t), "hypershift", "examples", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := DecodeObjects(data)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return objs
+}
+
+// HyperShiftExample returns the one object of kind in a file of the shared folder's hypershift/examples.
+func HyperShiftExample(t testing.TB, file, kind string) *unstructured.Unstructured {
+	t.Helper()
+	for _, obj := range HyperShiftExamples(t, file) {
+		if obj.GetKind() == kind {
+			return obj
+		}
+	}
+	t.Fatalf("no %s in %s", kind, file)
+	return nil
+}
 
 // DecodeObjects reads every document of a multi-document YAML (or JSON) stream as an
 // object. Documents with nothing in them, such as what a trailing "---" leaves, are skipped.

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -417,21 +416,7 @@ type harness struct {
 // example reads the one object of a kind from an example file.
 func (h *harness) example(t *testing.T, file, kind string) *unstructured.Unstructured {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(h.examples, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := framework.DecodeObjects(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, obj := range objs {
-		if obj.GetKind() == kind {
-			return obj
-		}
-	}
-	t.Fatalf("no %s in %s", kind, file)
-	return nil
+	return framework.HyperShiftExample(t, file, kind)
 }
 
 // createHostedCluster creates the ARO HCP-style example HostedCluster as namespace/name.

@@ -146,8 +146,8 @@ func TestFaults(t *testing.T) {
 		for _, id := range []string{"restart-01", "restart-02"} {
 			delete(want, id)
 			if err := h.src.Delete(consumer, id); err != nil {
-		t.Fatal(err)
-	}
+				t.Fatal(err)
+			}
 		}
 		time.Sleep(time.Second)
 		h.startAgent()

@@ -9,8 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -319,23 +317,7 @@ func configMapBundle(t *testing.T, ns, name, value string) *protocol.ManifestBun
 // HyperShift HostedCluster (the ARO HCP-style example) with feedback on its availability and version.
 func hostedClusterBundle(t *testing.T, ns, name, image, pullSecret string, policy protocol.DeletePropagationPolicy) *protocol.ManifestBundle {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(framework.SharedDir(t), "hypershift", "examples", "aro-hcp-style-minimal-hostedcluster.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := framework.DecodeObjects(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hc *unstructured.Unstructured
-	for _, obj := range objs {
-		if obj.GetKind() == "HostedCluster" {
-			hc = obj
-		}
-	}
-	if hc == nil {
-		t.Fatal("no HostedCluster in the example")
-	}
+	hc := framework.HyperShiftExample(t, "aro-hcp-style-minimal-hostedcluster.yaml", "HostedCluster")
 	hc.SetNamespace(ns)
 	hc.SetName(name)
 	_ = unstructured.SetNestedField(hc.Object, image, "spec", "release", "image")

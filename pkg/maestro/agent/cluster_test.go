@@ -3,8 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -110,14 +108,7 @@ func createNamespace(t *testing.T, mc *framework.ManagementCluster, name string)
 // hostedClusterManifests reads the ARO HCP-style example (Namespace, pull Secret, HostedCluster) into namespace ns.
 func hostedClusterManifests(t *testing.T, ns string) []*unstructured.Unstructured {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(framework.SharedDir(t), "hypershift", "examples", "aro-hcp-style-minimal-hostedcluster.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := framework.DecodeObjects(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := framework.HyperShiftExamples(t, "aro-hcp-style-minimal-hostedcluster.yaml")
 	for _, obj := range objs {
 		if obj.GetKind() == "Namespace" {
 			obj.SetName(ns)

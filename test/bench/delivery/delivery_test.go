@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -427,32 +426,9 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 	return raw
 }
 
-var (
-	exampleOnce sync.Once
-	example     *unstructured.Unstructured
-)
-
 func exampleHostedCluster(t *testing.T) *unstructured.Unstructured {
 	t.Helper()
-	exampleOnce.Do(func() {
-		data, err := os.ReadFile(filepath.Join(framework.SharedDir(t), "hypershift", "examples", "aro-hcp-style-minimal-hostedcluster.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs, err := framework.DecodeObjects(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, obj := range objs {
-			if obj.GetKind() == "HostedCluster" {
-				example = obj
-			}
-		}
-	})
-	if example == nil {
-		t.Fatal("no HostedCluster in the example")
-	}
-	return example.DeepCopy()
+	return framework.HyperShiftExample(t, "aro-hcp-style-minimal-hostedcluster.yaml", "HostedCluster")
 }
 
 func round(d time.Duration) time.Duration {
