@@ -146,20 +146,27 @@ func TestManagementClusterProtectionAdmission(t *testing.T) {
 	if _, err := hc.ManagementClusters().Create(ctx, fixtures.ManagementCluster(mc), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	created, err := hc.HCPClusters(ns).Create(ctx, fixtures.HCPCluster(ns, "dev"), metav1.CreateOptions{})
-	if err != nil {
+	if _, err := hc.HCPClusters(ns).Create(ctx, fixtures.HCPCluster(ns, "dev"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	created.Status.ManagementCluster = mc
-	if _, err := hc.HCPClusters(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	// Placed by hand: no agent is connected here for the placement controller to place it.
+	if _, err := updateClusterStatus(ctx, ns, "dev", func(c *v1alpha1.HCPCluster) { c.Status.ManagementCluster = mc }); err != nil {
 		t.Fatal(err)
 	}
-	err = hc.ManagementClusters().Delete(ctx, mc, metav1.DeleteOptions{})
+	err := hc.ManagementClusters().Delete(ctx, mc, metav1.DeleteOptions{})
 	refusedWith(t, err, apierrors.IsForbidden, "ManagementClusterProtection", ns+"/dev")
 
 	if err := hc.HCPClusters(ns).Delete(ctx, "dev", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// While its control plane may still run there, the deleted cluster keeps its management cluster.
+	err = hc.ManagementClusters().Delete(ctx, mc, metav1.DeleteOptions{})
+	refusedWith(t, err, apierrors.IsForbidden, "ManagementClusterProtection", ns+"/dev")
+	// No agent will report the control plane gone: let the cluster go by hand, as an SRE would.
+	if _, err := updateCluster(ctx, ns, "dev", func(c *v1alpha1.HCPCluster) { c.Finalizers = nil }); err != nil {
+		t.Fatal(err)
+	}
+	waitClusterGone(t, ns, "dev")
 	if err := hc.ManagementClusters().Delete(ctx, mc, metav1.DeleteOptions{}); err != nil {
 		t.Errorf("an empty management cluster could not be deleted: %v", err)
 	}

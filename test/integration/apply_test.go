@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
@@ -77,7 +78,8 @@ func TestServerSideApplyOfStatusKeepsSpec(t *testing.T) {
 	if err != nil {
 		t.Fatalf("apply status: %v", err)
 	}
-	if got.Status.ProvisioningState != v1alpha1.ProvisioningStateProvisioning || len(got.Status.Conditions) != 1 {
+	placed := meta.FindStatusCondition(got.Status.Conditions, "Placed")
+	if got.Status.ProvisioningState != v1alpha1.ProvisioningStateProvisioning || placed == nil || placed.Message != "placed on mc-1" {
 		t.Errorf("status not applied: %+v", got.Status)
 	}
 	if got.Spec.Location != "eastus" || got.Spec.Version.ID != "4.20" {

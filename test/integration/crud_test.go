@@ -2,9 +2,11 @@ package integration
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -27,8 +29,13 @@ func TestHCPClusterCreateGetUpdateDelete(t *testing.T) {
 	if created.Generation != 1 || created.UID == "" || created.ResourceVersion == "" {
 		t.Errorf("created object has generation %d, uid %q, resourceVersion %q", created.Generation, created.UID, created.ResourceVersion)
 	}
-	if created.Status.ProvisioningState != "" {
-		t.Errorf("create stored the client's status %q", created.Status.ProvisioningState)
+	// The create returns at once, Accepted, with the cluster's ID and the finalizer that keeps it until
+	// its control plane is gone from its management cluster.
+	if created.Status.ProvisioningState != v1alpha1.ProvisioningStateAccepted {
+		t.Errorf("create stored provisioningState %q, want Accepted whatever the client sent", created.Status.ProvisioningState)
+	}
+	if _, err := uuid.Parse(created.Status.ClusterID); err != nil || !slices.Contains(created.Finalizers, v1alpha1.DeliveryFinalizer) {
+		t.Errorf("created cluster has clusterID %q and finalizers %v; want a UUID and %s", created.Status.ClusterID, created.Finalizers, v1alpha1.DeliveryFinalizer)
 	}
 	// ARM's defaults are filled in.
 	net := created.Spec.Network
@@ -46,8 +53,7 @@ func TestHCPClusterCreateGetUpdateDelete(t *testing.T) {
 		t.Errorf("get returned uid %s, created %s", got.UID, created.UID)
 	}
 
-	got.Labels = map[string]string{"team": "sre"}
-	labelled, err := clusters.Update(ctx, got, metav1.UpdateOptions{})
+	labelled, err := updateCluster(ctx, ns, "dev", func(c *v1alpha1.HCPCluster) { c.Labels = map[string]string{"team": "sre"} })
 	if err != nil {
 		t.Fatalf("update labels: %v", err)
 	}
@@ -55,8 +61,7 @@ func TestHCPClusterCreateGetUpdateDelete(t *testing.T) {
 		t.Errorf("a label change moved generation to %d", labelled.Generation)
 	}
 
-	labelled.Spec.Version.ID = "4.21"
-	upgraded, err := clusters.Update(ctx, labelled, metav1.UpdateOptions{})
+	upgraded, err := updateCluster(ctx, ns, "dev", func(c *v1alpha1.HCPCluster) { c.Spec.Version.ID = "4.21" })
 	if err != nil {
 		t.Fatalf("update version: %v", err)
 	}
@@ -67,24 +72,22 @@ func TestHCPClusterCreateGetUpdateDelete(t *testing.T) {
 	if err := clusters.Delete(ctx, "dev", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	if _, err := clusters.Get(ctx, "dev", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("get after delete: %v, want NotFound", err)
-	}
+	waitClusterGone(t, ns, "dev")
 }
 
 func TestStatusIsWrittenOnlyThroughStatus(t *testing.T) {
 	ctx, ns := context.Background(), namespace(t)
 	clusters := client().HcpV1alpha1().HCPClusters(ns)
-	created, err := clusters.Create(ctx, fixtures.HCPCluster(ns, "dev"), metav1.CreateOptions{})
-	if err != nil {
+	if _, err := clusters.Create(ctx, fixtures.HCPCluster(ns, "dev"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
 	// /status takes the status and ignores a spec change.
-	created.Status.ProvisioningState = v1alpha1.ProvisioningStateProvisioning
-	created.Status.ManagementCluster = "mc-1"
-	created.Spec.Version.ID = "4.21"
-	afterStatus, err := clusters.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	afterStatus, err := updateClusterStatus(ctx, ns, "dev", func(c *v1alpha1.HCPCluster) {
+		c.Status.ProvisioningState = v1alpha1.ProvisioningStateProvisioning
+		c.Status.ManagementCluster = "mc-1"
+		c.Spec.Version.ID = "4.21"
+	})
 	if err != nil {
 		t.Fatalf("update status: %v", err)
 	}
@@ -96,9 +99,10 @@ func TestStatusIsWrittenOnlyThroughStatus(t *testing.T) {
 	}
 
 	// The main resource takes the spec and ignores a status change.
-	afterStatus.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
-	afterStatus.Spec.Autoscaling.MaxNodesTotal = ptr.To[int32](10)
-	afterSpec, err := clusters.Update(ctx, afterStatus, metav1.UpdateOptions{})
+	afterSpec, err := updateCluster(ctx, ns, "dev", func(c *v1alpha1.HCPCluster) {
+		c.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
+		c.Spec.Autoscaling.MaxNodesTotal = ptr.To[int32](10)
+	})
 	if err != nil {
 		t.Fatalf("update: %v", err)
 	}
@@ -110,8 +114,7 @@ func TestStatusIsWrittenOnlyThroughStatus(t *testing.T) {
 	}
 
 	// A status that breaks the rules is refused.
-	afterSpec.Status.ProvisioningState = "Done"
-	if _, err := clusters.UpdateStatus(ctx, afterSpec, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+	if _, err := updateClusterStatus(ctx, ns, "dev", func(c *v1alpha1.HCPCluster) { c.Status.ProvisioningState = "Done" }); !apierrors.IsInvalid(err) {
 		t.Errorf("status with provisioningState Done: %v, want Invalid", err)
 	}
 }
@@ -173,7 +176,8 @@ func TestManagementClustersAreClusterScoped(t *testing.T) {
 }
 
 // TestForegroundDeleteFinishes: standalone mode has no garbage collector, so a delete that asks
-// for foreground or orphan propagation must not leave the object behind with a finalizer.
+// for foreground or orphan propagation must not leave the object behind with a finalizer; the
+// delivery controller removes its own once nothing of the cluster is left to delete.
 func TestForegroundDeleteFinishes(t *testing.T) {
 	ctx, ns := context.Background(), namespace(t)
 	clusters := client().HcpV1alpha1().HCPClusters(ns)
@@ -182,8 +186,6 @@ func TestForegroundDeleteFinishes(t *testing.T) {
 		if err := clusters.Delete(ctx, "dev", metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
 			t.Fatalf("delete with %s: %v", policy, err)
 		}
-		if got, err := clusters.Get(ctx, "dev", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			t.Fatalf("after a %s delete the cluster is still there (finalizers %v, err %v)", policy, got.Finalizers, err)
-		}
+		waitClusterGone(t, ns, "dev")
 	}
 }

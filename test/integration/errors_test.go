@@ -84,13 +84,13 @@ func TestInvalidObjectsGet422WithEveryFieldPath(t *testing.T) {
 func TestImmutableFieldsRefuseChanges(t *testing.T) {
 	ctx, ns := context.Background(), namespace(t)
 	clusters := client().HcpV1alpha1().HCPClusters(ns)
-	created, err := clusters.Create(ctx, fixtures.HCPCluster(ns, "dev"), metav1.CreateOptions{})
-	if err != nil {
+	if _, err := clusters.Create(ctx, fixtures.HCPCluster(ns, "dev"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	created.Spec.Location = "westus"
-	created.Spec.Network.PodCIDR = "10.132.0.0/14"
-	_, err = clusters.Update(ctx, created, metav1.UpdateOptions{})
+	_, err := updateCluster(ctx, ns, "dev", func(c *v1alpha1.HCPCluster) {
+		c.Spec.Location = "westus"
+		c.Spec.Network.PodCIDR = "10.132.0.0/14"
+	})
 	got := causes(t, err)
 	if !strings.Contains(got["spec.location"], "immutable") {
 		t.Errorf("location change: causes %v", got)
