@@ -1,0 +1,110 @@
+package render_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/diff"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/agent"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
+	"github.com/aro-hcp/hcp-apiserver/pkg/render"
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
+	"github.com/aro-hcp/hcp-apiserver/test/framework"
+)
+
+// TestFeedbackReadsHyperShiftStatus evaluates the feedback rules, as the agent does, on the
+// HyperShift objects of the shared examples: a HostedCluster with the status ARO HCP reads, and
+// a NodePool as observed on an ARO HCP management cluster.
+func TestFeedbackReadsHyperShiftStatus(t *testing.T) {
+	examples := filepath.Join(framework.SharedDir(t), "hypershift", "examples")
+	c := minimalCluster("customer", "c", clusterID)
+	clusterBundle, err := render.ClusterBundle(render.ClusterInput{Cluster: c, ReleaseImage: releaseImage}, render.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	poolBundle, err := render.NodePoolBundle(c, fixtures.NodePool("customer", "c", "workers"), poolReleaseImage, render.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	hc := feedbackOn(t, filepath.Join(examples, "aro-hcp-style-hostedcluster-with-status.yaml"), clusterBundle.ManifestConfigs[2])
+	history := `[{"completionTime":"2026-11-29T12:20:00Z","image":"quay.io/openshift-release-dev/ocp-release:4.20.8-multi",` +
+		`"startedTime":"2026-11-29T12:00:00Z","state":"Completed","verified":false,"version":"4.20.8"}]`
+	want := map[string]string{
+		render.FeedbackAvailable:      "True",
+		render.FeedbackProgressing:    "False",
+		render.FeedbackDegraded:       "False",
+		render.FeedbackVersionHistory: history,
+		render.FeedbackAPIHost:        "api-mycluster.ab12.eastus.example.com",
+		render.FeedbackAPIPort:        "443",
+	}
+	for name, value := range want {
+		if got := hc[name]; got != value {
+			t.Errorf("%s = %q, want %q", name, got, value)
+		}
+	}
+	// Their values are HyperShift's prose; that they are read is what matters.
+	for _, name := range []string{render.FeedbackAvailableMessage, render.FeedbackProgressingMessage,
+		render.FeedbackDegradedMessage, render.FeedbackControlPlaneVersionHistory} {
+		if hc[name] == "" {
+			t.Errorf("%s is not reported", name)
+		}
+	}
+
+	np := feedbackOn(t, filepath.Join(examples, "aro-hcp-ci-nodepool-observed.yaml"), poolBundle.ManifestConfigs[0])
+	wantPool := map[string]string{
+		render.FeedbackReady:           "True",
+		render.FeedbackUpdatingVersion: "False",
+		render.FeedbackUpdatingConfig:  "False",
+		render.FeedbackReplicas:        "3",
+		render.FeedbackVersion:         "4.20.24",
+	}
+	if !apiequality.Semantic.DeepEqual(wantPool, np) {
+		t.Errorf("NodePool feedback (-want +got):\n%s", diff.Diff(wantPool, np))
+	}
+}
+
+// feedbackOn evaluates the feedback rules of cfg on the first object of file, and returns each
+// value as text: strings as they are, anything else as JSON.
+func feedbackOn(t *testing.T, file string, cfg protocol.ManifestConfigOption) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := framework.DecodeObjects(data)
+	if err != nil || len(objs) == 0 {
+		t.Fatalf("%s: %v", file, err)
+	}
+	values, err := agent.FeedbackValues(objs[0], cfg.FeedbackRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, v := range values {
+		switch f := v.Value; {
+		case f.String != nil:
+			got[v.Name] = *f.String
+		case f.JSONRaw != nil:
+			got[v.Name] = *f.JSONRaw
+		default:
+			raw, _ := json.Marshal(valueOf(f))
+			got[v.Name] = string(raw)
+		}
+	}
+	return got
+}
+
+func valueOf(f protocol.FieldValue) any {
+	if f.Integer != nil {
+		return *f.Integer
+	}
+	if f.Boolean != nil {
+		return *f.Boolean
+	}
+	return nil
+}
