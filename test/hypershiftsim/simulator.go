@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"testing"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -371,4 +372,26 @@ func picked(f func(namespace, name string) bool, namespace, name string) bool {
 
 func errorf(format string, args ...any) error {
 	return fmt.Errorf("hypershiftsim: "+format, args...)
+}
+
+// StartForTest runs a simulator against the cluster cfg reaches until the test ends.
+func StartForTest(t testing.TB, cfg *rest.Config, opts Options) *Simulator {
+	t.Helper()
+	sim, err := New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := sim.Run(ctx); err != nil {
+			t.Errorf("the HyperShift simulator: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return sim
 }

@@ -73,7 +73,7 @@ func newHarness(t *testing.T, kind brokerKind) *harness {
 	h := &harness{t: t, statuses: newStatusLog()}
 	h.mc = framework.StartManagementCluster(t)
 	h.mc.StartControllerManager(t)
-	startSimulator(t, h.mc)
+	hypershiftsim.StartForTest(t, h.mc.Config, hypershiftsim.Options{})
 
 	var brokerCfg transport.Config
 	switch kind {
@@ -121,26 +121,6 @@ func newHarness(t *testing.T, kind brokerKind) *harness {
 	h.src = src
 	h.startAgent()
 	return h
-}
-
-func startSimulator(t *testing.T, mc *framework.ManagementCluster) {
-	t.Helper()
-	sim, err := hypershiftsim.New(mc.Config, hypershiftsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := sim.Run(ctx); err != nil {
-			t.Errorf("the HyperShift simulator: %v", err)
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
 }
 
 // startAgent starts the maestro-agent binary, as a user would.

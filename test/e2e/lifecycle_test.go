@@ -1,0 +1,74 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/aro-hcp/hcp-apiserver/test/framework"
+	"github.com/aro-hcp/hcp-apiserver/test/hypershiftsim"
+)
+
+var hostedClusters = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
+
+// TestClusterComesUpAndGoes is the README's quick start: a server, an agent for a management cluster
+// of one's own, and kubectl. The cluster is placed, delivered and reported Available by the HyperShift
+// simulator through the agent; deleting it removes its control plane namespace from the management
+// cluster before the cluster itself is gone.
+func TestClusterComesUpAndGoes(t *testing.T) {
+	mc := framework.StartManagementCluster(t)
+	mc.StartControllerManager(t)
+	hypershiftsim.StartForTest(t, mc.Config, hypershiftsim.Options{})
+	dataDir := t.TempDir()
+	s := startServer(t, dataDir)
+
+	bundle := filepath.Join(t.TempDir(), "mc-eastus-1.agent.yaml")
+	cmd := exec.CommandContext(t.Context(), framework.Command(t, "hcp-apiserver"), "agent-bundle",
+		"--data-dir", dataDir, "--consumer", "mc-eastus-1", "--output", bundle)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hcp-apiserver agent-bundle: %v\n%s", err, out)
+	}
+	framework.StartProcess(t, framework.ComponentDir(t, "maestro-agent"), framework.Command(t, "maestro-agent"),
+		"--agent-bundle="+bundle, "--kubeconfig="+mc.Kubeconfig, "--metrics-bind-address=0")
+
+	s.mustKubectl(t, "apply", "-f", filepath.Join(examplesDir, "00-managementcluster.yaml"), "-f", filepath.Join(examplesDir, "10-hcpcluster.yaml"))
+	if out, err := s.kubectl(t, "wait", "--for=condition=Available", "hcpcluster/dev-cluster", "--timeout=150s"); err != nil {
+		desc, _ := s.kubectl(t, "get", "hcpcluster/dev-cluster", "-o", "yaml")
+		t.Fatalf("kubectl wait: %v\n%s\n%s", err, out, desc)
+	}
+	state := s.mustKubectl(t, "get", "hcpcluster/dev-cluster", "-o",
+		"jsonpath={.status.provisioningState} {.status.managementCluster} {.status.version.actual} {.status.clusterID} {.status.api.url}")
+	fields := strings.Fields(state)
+	if len(fields) != 5 || fields[0] != "Succeeded" || fields[1] != "mc-eastus-1" || fields[2] != "4.20.8" || !strings.HasPrefix(fields[4], "https://") {
+		t.Fatalf("cluster status %q; want Succeeded on mc-eastus-1 at 4.20.8 with an API URL", state)
+	}
+	clusterNamespace := "ocm-dev-" + fields[3]
+	hc, err := mc.Dynamic.Resource(hostedClusters).Namespace(clusterNamespace).Get(t.Context(), "dev", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the HostedCluster on the management cluster: %v", err)
+	}
+	if image := hc.Object["spec"].(map[string]any)["release"].(map[string]any)["image"]; !strings.Contains(image.(string), "4.20.8") {
+		t.Errorf("the HostedCluster runs release %v, want 4.20.8", image)
+	}
+
+	// kubectl waits for the cluster to be gone; by then its namespace must be gone from the management cluster.
+	s.mustKubectl(t, "delete", "hcpcluster/dev-cluster", "--timeout=150s")
+	err = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := mc.Kube.CoreV1().Namespaces().Get(ctx, clusterNamespace, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Errorf("the namespace %s is still on the management cluster after the cluster was deleted", clusterNamespace)
+	}
+	if out := s.mustKubectl(t, "get", "hcpclusters", "-A", "-o", "name"); strings.TrimSpace(out) != "" {
+		t.Errorf("hcpclusters left: %s", out)
+	}
+}
