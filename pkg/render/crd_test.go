@@ -35,7 +35,7 @@ func TestHyperShiftAcceptsBundles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runSimulator(t, mc)
+	hypershiftsim.StartForTest(t, mc.Config, hypershiftsim.Options{})
 
 	t.Run("the check refuses what the CRDs refuse", func(t *testing.T) { testStrictCreateRefuses(t, mc) })
 
@@ -117,25 +117,6 @@ func TestHyperShiftAcceptsBundles(t *testing.T) {
 			checkFeedback(ctx, t, mc, bundles)
 		})
 	}
-}
-
-func runSimulator(t *testing.T, mc *framework.ManagementCluster) {
-	sim, err := hypershiftsim.New(mc.Config, hypershiftsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := sim.Run(ctx); err != nil {
-			t.Errorf("the HyperShift simulator: %v", err)
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
 }
 
 // checkFeedback waits until the HostedCluster is Available and every NodePool Ready, as the

@@ -2,11 +2,10 @@ package render_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/diff"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/agent"
@@ -20,7 +19,6 @@ import (
 // HyperShift objects of the shared examples: a HostedCluster with the status ARO HCP reads, and
 // a NodePool as observed on an ARO HCP management cluster.
 func TestFeedbackReadsHyperShiftStatus(t *testing.T) {
-	examples := filepath.Join(framework.SharedDir(t), "hypershift", "examples")
 	c := minimalCluster("customer", "c", clusterID)
 	clusterBundle, err := render.ClusterBundle(render.ClusterInput{Cluster: c, ReleaseImage: releaseImage}, render.Options{})
 	if err != nil {
@@ -31,7 +29,8 @@ func TestFeedbackReadsHyperShiftStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	hc := feedbackOn(t, filepath.Join(examples, "aro-hcp-style-hostedcluster-with-status.yaml"), clusterBundle.ManifestConfigs[2])
+	hostedCluster := framework.HyperShiftExample(t, "aro-hcp-style-hostedcluster-with-status.yaml", "HostedCluster")
+	hc := feedbackOn(t, hostedCluster, clusterBundle.ManifestConfigs[2])
 	history := `[{"completionTime":"2026-11-29T12:20:00Z","image":"quay.io/openshift-release-dev/ocp-release:4.20.8-multi",` +
 		`"startedTime":"2026-11-29T12:00:00Z","state":"Completed","verified":false,"version":"4.20.8"}]`
 	want := map[string]string{
@@ -55,7 +54,8 @@ func TestFeedbackReadsHyperShiftStatus(t *testing.T) {
 		}
 	}
 
-	np := feedbackOn(t, filepath.Join(examples, "aro-hcp-ci-nodepool-observed.yaml"), poolBundle.ManifestConfigs[0])
+	nodePool := framework.HyperShiftExample(t, "aro-hcp-ci-nodepool-observed.yaml", "NodePool")
+	np := feedbackOn(t, nodePool, poolBundle.ManifestConfigs[0])
 	wantPool := map[string]string{
 		render.FeedbackReady:           "True",
 		render.FeedbackUpdatingVersion: "False",
@@ -68,19 +68,11 @@ func TestFeedbackReadsHyperShiftStatus(t *testing.T) {
 	}
 }
 
-// feedbackOn evaluates the feedback rules of cfg on the first object of file, and returns each
-// value as text: strings as they are, anything else as JSON.
-func feedbackOn(t *testing.T, file string, cfg protocol.ManifestConfigOption) map[string]string {
+// feedbackOn evaluates the feedback rules of cfg on obj, and returns each value as text:
+// strings as they are, anything else as JSON.
+func feedbackOn(t *testing.T, obj *unstructured.Unstructured, cfg protocol.ManifestConfigOption) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := framework.DecodeObjects(data)
-	if err != nil || len(objs) == 0 {
-		t.Fatalf("%s: %v", file, err)
-	}
-	values, err := agent.FeedbackValues(objs[0], cfg.FeedbackRules)
+	values, err := agent.FeedbackValues(obj, cfg.FeedbackRules)
 	if err != nil {
 		t.Fatal(err)
 	}
