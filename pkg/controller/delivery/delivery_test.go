@@ -1,0 +1,248 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
+	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
+	"github.com/aro-hcp/hcp-apiserver/pkg/render"
+	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
+)
+
+// recordingPublisher stands where the Maestro source does and records what the controller asks of it.
+type recordingPublisher struct {
+	mu       sync.Mutex
+	applied  map[string]int64
+	bundles  map[string]*protocol.ManifestBundle
+	deleted  sets.Set[string]
+	statuses map[string]source.BundleStatus
+	synced   bool
+}
+
+func newRecordingPublisher() *recordingPublisher {
+	return &recordingPublisher{applied: map[string]int64{}, bundles: map[string]*protocol.ManifestBundle{},
+		deleted: sets.New[string](), statuses: map[string]source.BundleStatus{}}
+}
+
+func (p *recordingPublisher) Apply(consumer, id string, generation int64, bundle *protocol.ManifestBundle) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.applied[consumer+"/"+id], p.bundles[id] = generation, bundle
+	return nil
+}
+
+func (p *recordingPublisher) Delete(consumer, id string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.deleted.Insert(consumer + "/" + id)
+	return nil
+}
+
+func (p *recordingPublisher) Status(id string) (source.BundleStatus, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, ok := p.statuses[id]
+	return st, ok
+}
+
+func (p *recordingPublisher) AddStatusHandler(source.StatusHandler) {}
+func (p *recordingPublisher) SetSynced()                            { p.synced = true }
+
+// newTestController fills the listers and the fake clientset with objects by hand.
+func newTestController(t *testing.T, publisher *recordingPublisher, cluster *v1alpha1.HCPCluster, mc *v1alpha1.ManagementCluster) (*Controller, *fake.Clientset) {
+	t.Helper()
+	client := fake.NewClientset(cluster, mc)
+	clusters := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{byUID: func(obj any) ([]string, error) {
+		return []string{string(obj.(*v1alpha1.HCPCluster).UID)}, nil
+	}})
+	mcs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	empty := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	if err := clusters.Add(cluster); err != nil {
+		t.Fatal(err)
+	}
+	if err := mcs.Add(mc); err != nil {
+		t.Fatal(err)
+	}
+	c := &Controller{
+		client: client, clusters: listers.NewHCPClusterLister(clusters), indexer: clusters, mcs: listers.NewManagementClusterLister(mcs),
+		nodePools: listers.NewNodePoolLister(empty), creds: listers.NewBreakglassCredentialLister(empty),
+		catalog: versioncatalog.Default(), publisher: publisher, opts: Options{CreateDeadline: time.Hour},
+		now: time.Now, deleted: sets.New[string](),
+	}
+	c.queue = clusterstatus.NewQueue("delivery", c.sync)
+	return c, client
+}
+
+func placedCluster() (*v1alpha1.HCPCluster, *v1alpha1.ManagementCluster) {
+	cluster := fixtures.HCPCluster("ns", "dev")
+	cluster.UID, cluster.Generation = types.UID("uid-1"), 1
+	// As the server defaults it.
+	cluster.Spec.Version.ChannelGroup = "stable"
+	cluster.Finalizers = []string{v1alpha1.DeliveryFinalizer}
+	cluster.Status = v1alpha1.HCPClusterStatus{
+		ProvisioningState: v1alpha1.ProvisioningStateAccepted, ClusterID: "5f0d2a8e-1111-4222-8333-944455556666",
+		ManagementCluster: "mc-1", Version: v1alpha1.ClusterVersionStatus{Desired: "4.20.8"},
+	}
+	mc := fixtures.ManagementCluster("mc-1")
+	mc.Spec.ConsumerName = "consumer-1"
+	return cluster, mc
+}
+
+func TestSyncPublishesTheBundleAndFinishesTheDelete(t *testing.T) {
+	ctx := context.Background()
+	publisher := newRecordingPublisher()
+	cluster, mc := placedCluster()
+	c, client := newTestController(t, publisher, cluster, mc)
+
+	if _, err := c.sync(ctx, "ns/dev"); err != nil {
+		t.Fatal(err)
+	}
+	if got := publisher.applied["consumer-1/uid-1"]; got != 1 {
+		t.Fatalf("published %v, want generation 1 of uid-1 to consumer-1", publisher.applied)
+	}
+	if n := len(publisher.bundles["uid-1"].Manifests); n != 3 {
+		t.Errorf("the bundle has %d manifests, want the namespace, the pull secret and the HostedCluster", n)
+	}
+	stored, _ := client.HcpV1alpha1().HCPClusters("ns").Get(ctx, "dev", metav1.GetOptions{})
+	if d := meta.FindStatusCondition(stored.Status.Conditions, v1alpha1.ConditionDelivered); d == nil || d.Reason != "Pending" {
+		t.Errorf("Delivered %+v, want Pending until the agent reports", d)
+	}
+
+	// Deleted: the bundle's delete goes out, and the finalizer stays until the agent reports it done.
+	deleting := cluster.DeepCopy()
+	deleting.DeletionTimestamp = ptr.To(metav1.Now())
+	if err := c.indexer.Update(deleting); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.sync(ctx, "ns/dev"); err != nil {
+		t.Fatal(err)
+	}
+	if !publisher.deleted.Has("consumer-1/uid-1") {
+		t.Fatalf("no delete published: %v", publisher.deleted)
+	}
+	stored, _ = client.HcpV1alpha1().HCPClusters("ns").Get(ctx, "dev", metav1.GetOptions{})
+	if len(stored.Finalizers) != 1 {
+		t.Fatalf("finalizers %v before the agent reported the delete, want the delivery finalizer kept", stored.Finalizers)
+	}
+	c.onStatus(source.BundleStatus{Consumer: "consumer-1", ResourceID: "uid-1", Deleted: true})
+	if _, err := c.sync(ctx, "ns/dev"); err != nil {
+		t.Fatal(err)
+	}
+	stored, _ = client.HcpV1alpha1().HCPClusters("ns").Get(ctx, "dev", metav1.GetOptions{})
+	if len(stored.Finalizers) != 0 {
+		t.Errorf("finalizers %v after the agent reported the delete, want none", stored.Finalizers)
+	}
+}
+
+// hostedClusterStatus is what the agent reports of a HostedCluster.
+func hostedClusterStatus(generation int64, applied bool, available string, history string) source.BundleStatus {
+	appliedStatus := metav1.ConditionTrue
+	if !applied {
+		appliedStatus = metav1.ConditionFalse
+	}
+	value := func(name, s string) protocol.FeedbackValue {
+		return protocol.FeedbackValue{Name: name, Value: protocol.FieldValue{Type: protocol.ValueString, String: ptr.To(s)}}
+	}
+	raw := func(name, s string) protocol.FeedbackValue {
+		return protocol.FeedbackValue{Name: name, Value: protocol.FieldValue{Type: protocol.ValueJSONRaw, JSONRaw: ptr.To(s)}}
+	}
+	port := int64(6443)
+	values := []protocol.FeedbackValue{value(render.FeedbackAvailable, available), value(render.FeedbackAvailableMessage, "as reported"),
+		value(render.FeedbackAPIHost, "api.dev.example"), {Name: render.FeedbackAPIPort, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: &port}}}
+	if history != "" {
+		values = append(values, raw(render.FeedbackControlPlaneVersionHistory, history))
+	}
+	return source.BundleStatus{Generation: generation, Status: &protocol.ManifestBundleStatus{
+		Conditions: []metav1.Condition{{Type: protocol.ConditionApplied, Status: appliedStatus, Message: "refused"}},
+		ResourceStatus: []protocol.ManifestCondition{{
+			ResourceMeta:   protocol.ManifestResourceMeta{Kind: "HostedCluster", Name: "dev"},
+			StatusFeedback: protocol.StatusFeedbackResult{Values: values},
+			Conditions:     []metav1.Condition{{Type: protocol.ConditionApplied, Status: appliedStatus, Message: "the CRD says no"}},
+		}},
+	}}
+}
+
+func TestApplyReport(t *testing.T) {
+	completed, _ := json.Marshal([]map[string]string{{"version": "4.20.8", "state": "Completed"}})
+	partial, _ := json.Marshal([]map[string]string{{"version": "4.20.8", "state": "Partial"}})
+	for _, tc := range []struct {
+		name       string
+		generation int64
+		state      v1alpha1.ProvisioningState
+		report     *source.BundleStatus
+		wantState  v1alpha1.ProvisioningState
+		delivered  string // reason of Delivered
+	}{
+		{name: "nothing reported yet", generation: 1, state: v1alpha1.ProvisioningStateAccepted, wantState: v1alpha1.ProvisioningStateAccepted, delivered: "Pending"},
+		{name: "applied, installing", generation: 1, state: v1alpha1.ProvisioningStateAccepted,
+			report: ptr.To(hostedClusterStatus(1, true, "False", string(partial))), wantState: v1alpha1.ProvisioningStateProvisioning, delivered: "Applied"},
+		{name: "available with a completed version", generation: 1, state: v1alpha1.ProvisioningStateProvisioning,
+			report: ptr.To(hostedClusterStatus(1, true, "True", string(completed))), wantState: v1alpha1.ProvisioningStateSucceeded, delivered: "Applied"},
+		{name: "refused by the management cluster", generation: 1, state: v1alpha1.ProvisioningStateProvisioning,
+			report: ptr.To(hostedClusterStatus(1, false, "", "")), wantState: v1alpha1.ProvisioningStateFailed, delivered: "ApplyFailed"},
+		{name: "an update not reported yet", generation: 2, state: v1alpha1.ProvisioningStateUpdating,
+			report: ptr.To(hostedClusterStatus(1, true, "True", string(completed))), wantState: v1alpha1.ProvisioningStateUpdating, delivered: "Pending"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cluster, _ := placedCluster()
+			cluster.Generation = tc.generation
+			cluster.Status.ProvisioningState = tc.state
+			var st source.BundleStatus
+			if tc.report != nil {
+				st = *tc.report
+			}
+			applyReport(cluster, st, tc.report != nil, "consumer-1")
+			if cluster.Status.ProvisioningState != tc.wantState {
+				t.Errorf("provisioningState %s, want %s", cluster.Status.ProvisioningState, tc.wantState)
+			}
+			d := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionDelivered)
+			if d == nil || d.Reason != tc.delivered {
+				t.Fatalf("Delivered %+v, want reason %s", d, tc.delivered)
+			}
+			if tc.delivered == "ApplyFailed" && !strings.Contains(d.Message, "the CRD says no") {
+				t.Errorf("Delivered message %q does not carry the management cluster's refusal", d.Message)
+			}
+			if tc.wantState == v1alpha1.ProvisioningStateSucceeded {
+				if cluster.Status.Version.Actual != "4.20.8" || cluster.Status.API.URL != "https://api.dev.example:6443" {
+					t.Errorf("version.actual %q api.url %q", cluster.Status.Version.Actual, cluster.Status.API.URL)
+				}
+				if a := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionAvailable); a == nil || a.Status != metav1.ConditionTrue || a.Message != "as reported" {
+					t.Errorf("Available %+v", a)
+				}
+			}
+		})
+	}
+}
+
+// A cluster that does not become available within the deadline is Failed, with the reason.
+func TestCreateDeadline(t *testing.T) {
+	publisher := newRecordingPublisher()
+	cluster, mc := placedCluster()
+	cluster.CreationTimestamp = metav1.NewTime(time.Now().Add(-2 * time.Hour))
+	c, client := newTestController(t, publisher, cluster, mc)
+	if _, err := c.sync(context.Background(), "ns/dev"); err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := client.HcpV1alpha1().HCPClusters("ns").Get(context.Background(), "dev", metav1.GetOptions{})
+	p := meta.FindStatusCondition(stored.Status.Conditions, v1alpha1.ConditionProgressing)
+	if stored.Status.ProvisioningState != v1alpha1.ProvisioningStateFailed || p == nil || p.Reason != "DeadlineExceeded" {
+		t.Errorf("after the deadline: provisioningState %s, Progressing %+v; want Failed, DeadlineExceeded", stored.Status.ProvisioningState, p)
+	}
+}
