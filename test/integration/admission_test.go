@@ -30,13 +30,10 @@ func refusedWith(t *testing.T, err error, is func(error) bool, plugin, message s
 
 func succeeded(t *testing.T, ns, name string) {
 	t.Helper()
-	clusters := client().HcpV1alpha1().HCPClusters(ns)
-	c, err := clusters.Get(context.Background(), name, metav1.GetOptions{})
+	_, err := updateClusterStatus(context.Background(), ns, name, func(c *v1alpha1.HCPCluster) {
+		c.Status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	c.Status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded
-	if _, err := clusters.UpdateStatus(context.Background(), c, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -50,17 +47,13 @@ func TestVersionPolicyAdmission(t *testing.T) {
 	_, err := clusters.Create(ctx, old, metav1.CreateOptions{})
 	refusedWith(t, err, apierrors.IsInvalid, "VersionPolicy", `spec.version.id: Invalid value: "4.18": must be one of 4.20, 4.21 in channel group stable`)
 
-	created, err := clusters.Create(ctx, fixtures.HCPCluster(ns, "dev"), metav1.CreateOptions{})
-	if err != nil {
+	if _, err := clusters.Create(ctx, fixtures.HCPCluster(ns, "dev"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	jump := created.DeepCopy()
-	jump.Spec.Version.ID = "4.22"
-	_, err = clusters.Update(ctx, jump, metav1.UpdateOptions{})
+	_, err = updateCluster(ctx, ns, "dev", func(c *v1alpha1.HCPCluster) { c.Spec.Version.ID = "4.22" })
 	refusedWith(t, err, apierrors.IsInvalid, "VersionPolicy", "must be one of 4.20, 4.21")
 
-	created.Spec.Version.ID = "4.21"
-	if _, err := clusters.Update(ctx, created, metav1.UpdateOptions{}); err != nil {
+	if _, err := updateCluster(ctx, ns, "dev", func(c *v1alpha1.HCPCluster) { c.Spec.Version.ID = "4.21" }); err != nil {
 		t.Errorf("one minor up was refused: %v", err)
 	}
 

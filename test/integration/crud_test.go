@@ -133,6 +133,10 @@ func TestWatchSeesCreateUpdateDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As a cluster's: Accepted at once, and kept on delete until nothing of it is left on a management cluster.
+	if pool.Status.ProvisioningState != v1alpha1.ProvisioningStateAccepted || !slices.Contains(pool.Finalizers, v1alpha1.DeliveryFinalizer) {
+		t.Errorf("created pool is %q with finalizers %v; want Accepted with %s", pool.Status.ProvisioningState, pool.Finalizers, v1alpha1.DeliveryFinalizer)
+	}
 	pool.Spec.Replicas = ptr.To[int32](5)
 	if _, err := pools.Update(ctx, pool, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -141,18 +145,28 @@ func TestWatchSeesCreateUpdateDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for _, want := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted} {
+	next := func(want watch.EventType) watch.Event {
 		select {
 		case ev := <-w.ResultChan():
-			p, ok := ev.Object.(*v1alpha1.NodePool)
-			if ev.Type != want || !ok || p.Name != pool.Name {
-				t.Fatalf("event %s %T, want %s of %s", ev.Type, ev.Object, want, pool.Name)
-			}
-			if want == watch.Modified && *p.Spec.Replicas != 5 {
-				t.Errorf("modified event carries replicas %d, want 5", *p.Spec.Replicas)
-			}
+			return ev
 		case <-time.After(30 * time.Second):
 			t.Fatalf("no %s event within 30s", want)
+		}
+		return watch.Event{}
+	}
+	for _, want := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted} {
+		ev := next(want)
+		// The delete first marks the pool Deleting; the node pool controller then lets it go at once, as
+		// nothing of it was delivered.
+		for want == watch.Deleted && ev.Type == watch.Modified {
+			ev = next(want)
+		}
+		p, ok := ev.Object.(*v1alpha1.NodePool)
+		if ev.Type != want || !ok || p.Name != pool.Name {
+			t.Fatalf("event %s %T, want %s of %s", ev.Type, ev.Object, want, pool.Name)
+		}
+		if want == watch.Modified && *p.Spec.Replicas != 5 {
+			t.Errorf("modified event carries replicas %d, want 5", *p.Spec.Replicas)
 		}
 	}
 }

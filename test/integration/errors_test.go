@@ -170,13 +170,13 @@ func TestBadRequestsGetClearStatusErrors(t *testing.T) {
 	})
 	t.Run("a stale resourceVersion is 409", func(t *testing.T) {
 		clusters := client().HcpV1alpha1().HCPClusters(ns)
-		current, err := clusters.Get(context.Background(), "dev", metav1.GetOptions{})
+		stale, err := clusters.Get(context.Background(), "dev", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		stale := current.DeepCopy()
-		current.Spec.Autoscaling.MaxNodesTotal = ptr.To[int32](10)
-		if _, err := clusters.Update(context.Background(), current, metav1.UpdateOptions{}); err != nil {
+		if _, err := updateCluster(context.Background(), ns, "dev", func(c *v1alpha1.HCPCluster) {
+			c.Spec.Autoscaling.MaxNodesTotal = ptr.To[int32](10)
+		}); err != nil {
 			t.Fatal(err)
 		}
 		stale.Spec.Autoscaling.MaxNodesTotal = ptr.To[int32](20)

@@ -28,13 +28,11 @@ func TestListWithFieldAndLabelSelectors(t *testing.T) {
 			}
 		}
 	}
-	beta, err := hc.HCPClusters(ns).Get(ctx, "beta", metav1.GetOptions{})
+	_, err := updateClusterStatus(ctx, ns, "beta", func(beta *v1alpha1.HCPCluster) {
+		beta.Status.ManagementCluster = "mc-1"
+		beta.Status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	beta.Status.ManagementCluster = "mc-1"
-	beta.Status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded
-	if _, err := hc.HCPClusters(ns).UpdateStatus(ctx, beta, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Credentials are issued only for Succeeded clusters.

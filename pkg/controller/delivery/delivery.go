@@ -102,16 +102,17 @@ func New(client versioned.Interface, clusters informers.HCPClusterInformer, mcs 
 	return c, nil
 }
 
-// onStatus runs on the MQTT reader: it only notes a delete and queues the cluster.
+// onStatus runs on the MQTT reader: it only notes a delete and queues the cluster. The source reports the
+// bundles of node pools too; they are not the clusters' to note.
 func (c *Controller) onStatus(st source.BundleStatus) {
+	objs, err := c.indexer.ByIndex(byUID, st.ResourceID)
+	if err != nil || len(objs) == 0 {
+		return
+	}
 	if st.Deleted {
 		c.mu.Lock()
 		c.deleted.Insert(st.ResourceID)
 		c.mu.Unlock()
-	}
-	objs, err := c.indexer.ByIndex(byUID, st.ResourceID)
-	if err != nil {
-		return
 	}
 	for _, obj := range objs {
 		c.queue.Enqueue(obj)
@@ -207,8 +208,8 @@ func (c *Controller) syncStatus(ctx context.Context, cluster *v1alpha1.HCPCluste
 	now := c.now()
 	_, err = clusterstatus.Update(ctx, c.client, cluster, func(cluster *v1alpha1.HCPCluster) {
 		applyReport(cluster, st, reported, consumer)
+		// Checked on every sync, after the report: the agent's Progressing must not hide why it failed.
 		if cluster.Status.ProvisioningState != v1alpha1.ProvisioningStateSucceeded &&
-			cluster.Status.ProvisioningState != v1alpha1.ProvisioningStateFailed &&
 			!everSucceeded(cluster) && now.Sub(cluster.CreationTimestamp.Time) > c.opts.CreateDeadline {
 			cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
 			clusterstatus.SetCondition(cluster, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "DeadlineExceeded",

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
@@ -365,8 +366,13 @@ func testAgent(t *testing.T, mc *framework.ManagementCluster) {
 			t.Errorf("orphaned %s %s: deletionTimestamp %v, labels %v", o.gvr.Resource, o.name, obj.GetDeletionTimestamp(), obj.GetLabels())
 		}
 	}
-	if _, err := mc.Kube.CoreV1().Secrets(s.opts.StateNamespace).Get(t.Context(), recordName(id), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the record of the deleted bundle: %v, want it gone", err)
+	// The record goes right after the Deleted status is published: it may take a moment more.
+	err = wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := mc.Kube.CoreV1().Secrets(s.opts.StateNamespace).Get(ctx, recordName(id), metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Errorf("the record of the deleted bundle is still there: %v", err)
 	}
 
 	// A delete of a bundle the agent never had is answered at once.

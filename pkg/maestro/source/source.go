@@ -343,6 +343,11 @@ func (s *Source) onConnect(ctx context.Context) {
 	consumers := sets.New[string]()
 	for _, b := range s.bundles {
 		consumers.Insert(b.consumer)
+		// What failed while the connection was down goes out now, not when its backoff (up to 30 s) ends.
+		if b.published < b.generation || b.publishedDeleting != !b.deleting.IsZero() {
+			s.bundleQueue.Forget(b.id)
+			s.bundleQueue.Add(b.id)
+		}
 	}
 	client := s.client
 	s.mu.Unlock()
