@@ -21,7 +21,7 @@ var hostedClusters = schema.GroupVersionResource{Group: "hypershift.openshift.io
 
 // TestClusterComesUpAndGoes is the README's quick start: a server, an agent for a management cluster
 // of one's own, and kubectl. The cluster is placed, delivered and reported Available by the HyperShift
-// simulator through the agent; deleting it removes its control plane namespace from the management
+// simulator through the agent; it is upgraded to the next minor; deleting it removes its control plane namespace from the management
 // cluster before the cluster itself is gone.
 func TestClusterComesUpAndGoes(t *testing.T) {
 	mc := framework.StartManagementCluster(t)
@@ -40,7 +40,7 @@ func TestClusterComesUpAndGoes(t *testing.T) {
 		"--agent-bundle="+bundle, "--kubeconfig="+mc.Kubeconfig, "--metrics-bind-address=0")
 
 	s.mustKubectl(t, "apply", "-f", filepath.Join(examplesDir, "00-managementcluster.yaml"), "-f", filepath.Join(examplesDir, "10-hcpcluster.yaml"))
-	if out, err := s.kubectl(t, "wait", "--for=condition=Available", "hcpcluster/dev-cluster", "--timeout=150s"); err != nil {
+	if out, err := s.kubectl(t, "wait", "--for=condition=Available", "hcpcluster/dev-cluster", "--timeout=50s"); err != nil {
 		desc, _ := s.kubectl(t, "get", "hcpcluster/dev-cluster", "-o", "yaml")
 		t.Fatalf("kubectl wait: %v\n%s\n%s", err, out, desc)
 	}
@@ -59,8 +59,29 @@ func TestClusterComesUpAndGoes(t *testing.T) {
 		t.Errorf("the HostedCluster runs release %v, want 4.20.8", image)
 	}
 
+	// An upgrade one minor up: Updating until the HostedCluster reports the new release completed.
+	s.mustKubectl(t, "patch", "hcpcluster/dev-cluster", "--type=merge", "-p", `{"spec":{"version":{"id":"4.21"}}}`)
+	if state := s.mustKubectl(t, "get", "hcpcluster/dev-cluster", "-o", "jsonpath={.status.provisioningState}"); state != "Updating" {
+		t.Errorf("right after the upgrade was asked for, provisioningState is %q, want Updating", state)
+	}
+	if out, err := s.kubectl(t, "wait", "--for=jsonpath={.status.version.actual}=4.21.2", "hcpcluster/dev-cluster", "--timeout=50s"); err != nil {
+		desc, _ := s.kubectl(t, "get", "hcpcluster/dev-cluster", "-o", "yaml")
+		hcNow, _ := mc.Dynamic.Resource(hostedClusters).Namespace(clusterNamespace).Get(t.Context(), "dev", metav1.GetOptions{})
+		t.Fatalf("the upgrade to 4.21: %v\n%s\n%s\nHostedCluster: %v", err, out, desc, hcNow)
+	}
+	if out, err := s.kubectl(t, "wait", "--for=jsonpath={.status.provisioningState}=Succeeded", "hcpcluster/dev-cluster", "--timeout=60s"); err != nil {
+		t.Fatalf("after the upgrade: %v\n%s", err, out)
+	}
+	hc, err = mc.Dynamic.Resource(hostedClusters).Namespace(clusterNamespace).Get(t.Context(), "dev", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if image := hc.Object["spec"].(map[string]any)["release"].(map[string]any)["image"]; !strings.Contains(image.(string), "4.21.2") {
+		t.Errorf("after the upgrade the HostedCluster runs release %v, want 4.21.2", image)
+	}
+
 	// kubectl waits for the cluster to be gone; by then its namespace must be gone from the management cluster.
-	s.mustKubectl(t, "delete", "hcpcluster/dev-cluster", "--timeout=150s")
+	s.mustKubectl(t, "delete", "hcpcluster/dev-cluster", "--timeout=50s")
 	err = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		_, err := mc.Kube.CoreV1().Namespaces().Get(ctx, clusterNamespace, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil

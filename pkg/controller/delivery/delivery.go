@@ -182,6 +182,12 @@ func (c *Controller) publish(ctx context.Context, cluster *v1alpha1.HCPCluster) 
 	if cluster.DeletionTimestamp != nil {
 		return c.publisher.Delete(consumer, id)
 	}
+	// The bundle's version is the generation: what is published for a generation must not change, so
+	// wait until the version is resolved for this very generation (an upgrade changes both at once).
+	resolved := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionVersionResolved)
+	if resolved == nil || resolved.Status != metav1.ConditionTrue || resolved.ObservedGeneration != cluster.Generation {
+		return nil
+	}
 	image, ok := version.ReleaseImage(cluster, c.catalog)
 	if !ok {
 		return nil

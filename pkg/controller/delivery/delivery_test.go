@@ -99,10 +99,26 @@ func placedCluster() (*v1alpha1.HCPCluster, *v1alpha1.ManagementCluster) {
 	cluster.Status = v1alpha1.HCPClusterStatus{
 		ProvisioningState: v1alpha1.ProvisioningStateAccepted, ClusterID: "5f0d2a8e-1111-4222-8333-944455556666",
 		ManagementCluster: "mc-1", Version: v1alpha1.ClusterVersionStatus{Desired: "4.20.8"},
+		Conditions: []metav1.Condition{{Type: v1alpha1.ConditionVersionResolved, Status: metav1.ConditionTrue, ObservedGeneration: 1}},
 	}
 	mc := fixtures.ManagementCluster("mc-1")
 	mc.Spec.ConsumerName = "consumer-1"
 	return cluster, mc
+}
+
+// An upgrade changes generation and version together: nothing is published for the new generation until
+// its version is resolved, or the generation would go out with the old release for good.
+func TestNothingPublishedBeforeTheVersionIsResolvedForTheGeneration(t *testing.T) {
+	publisher := newRecordingPublisher()
+	cluster, mc := placedCluster()
+	cluster.Generation = 2 // VersionResolved is for generation 1
+	c, _ := newTestController(t, publisher, cluster, mc)
+	if _, err := c.sync(context.Background(), "ns/dev"); err != nil {
+		t.Fatal(err)
+	}
+	if len(publisher.applied) != 0 {
+		t.Fatalf("published %v before generation 2's version was resolved", publisher.applied)
+	}
 }
 
 func TestSyncPublishesTheBundleAndFinishesTheDelete(t *testing.T) {
