@@ -4,13 +4,16 @@
 package versioncatalog
 
 import (
+	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/version"
 )
@@ -162,4 +165,32 @@ func (c *Catalog) Resolve(group, minor string) (Release, bool) {
 // MajorMinor prints the MAJOR.MINOR of a version.
 func MajorMinor(v *version.Version) string {
 	return fmt.Sprintf("%d.%d", v.Major(), v.Minor())
+}
+
+// Load reads a Cincinnati graph from a file, or from an http(s) URL as the OpenShift update service
+// serves it (asking for application/json, as its clients do).
+func Load(ctx context.Context, location string) (*Catalog, error) {
+	if !strings.HasPrefix(location, "http://") && !strings.HasPrefix(location, "https://") {
+		return LoadFile(location)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, location, nil)
+	if err != nil {
+		return nil, fmt.Errorf("version catalog %s: %w", location, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("version catalog %s: %w", location, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("version catalog %s: the server answered %s", location, resp.Status)
+	}
+	c, err := Parse(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("version catalog %s: %w", location, err)
+	}
+	return c, nil
 }

@@ -1,6 +1,10 @@
 package versioncatalog
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -52,5 +56,42 @@ func TestParseRefusesBadGraphs(t *testing.T) {
 		if _, err := Parse(strings.NewReader(bad)); err == nil {
 			t.Errorf("parsed %q", bad)
 		}
+	}
+}
+
+// A graph served over HTTP the way the OpenShift update service serves it replaces the compiled-in one.
+func TestLoadFromAnUpdateService(t *testing.T) {
+	graph := `{"nodes":[
+		{"version":"4.30.1","payload":"quay.io/openshift-release-dev/ocp-release:4.30.1-x86_64","metadata":{"io.openshift.upgrades.graph.release.channels":"stable-4.30,fast-4.30"}},
+		{"version":"4.30.2","payload":"quay.io/openshift-release-dev/ocp-release:4.30.2-x86_64","metadata":{"io.openshift.upgrades.graph.release.channels":"stable-4.30,fast-4.30"}}],
+		"edges":[[0,1]]}`
+	var accept string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/upgrades_info/graph" {
+			http.NotFound(w, r)
+			return
+		}
+		accept = r.Header.Get("Accept")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, graph)
+	}))
+	defer srv.Close()
+
+	c, err := Load(context.Background(), srv.URL+"/api/upgrades_info/graph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "application/json" {
+		t.Errorf("asked with Accept %q, want application/json", accept)
+	}
+	if r, ok := c.Resolve("stable", "4.30"); !ok || r.Version.String() != "4.30.1" || !strings.HasSuffix(r.Payload, "4.30.1-x86_64") {
+		t.Errorf("stable 4.30 resolves to %+v, %v; want 4.30.1 (the second-newest) from the served graph", r, ok)
+	}
+	if _, ok := c.Resolve("stable", "4.20"); ok {
+		t.Error("the compiled-in releases are still offered: the served graph must replace them")
+	}
+
+	if _, err := Load(context.Background(), srv.URL+"/missing"); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("a graph URL that answers 404: %v, want an error saying so", err)
 	}
 }

@@ -3,6 +3,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -95,7 +96,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.AlternateNames, "alternate-names", o.AlternateNames,
 		"Extra DNS names and IP addresses the generated serving certificate is valid for, besides localhost, 127.0.0.1 and ::1.")
 	fs.StringVar(&o.VersionCatalogFile, "version-catalog", o.VersionCatalogFile,
-		"A Cincinnati-format graph of the OpenShift releases offered per channel group; replaces the compiled-in catalog.")
+		"A Cincinnati-format graph of the OpenShift releases offered per channel group, in a file or at an http(s) URL (an OpenShift update service's graph); replaces the compiled-in catalog. Read at start.")
 	fs.IntVar(&o.Policy.MaxBreakglassCredentialsPerCluster, "max-breakglass-credentials-per-cluster", o.Policy.MaxBreakglassCredentialsPerCluster,
 		"How many unexpired break-glass credentials one cluster may have (admission plugin BreakglassPolicy).")
 }
@@ -149,7 +150,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	catalog := versioncatalog.Default()
 	if o.VersionCatalogFile != "" {
 		var err error
-		if catalog, err = versioncatalog.LoadFile(o.VersionCatalogFile); err != nil {
+		if catalog, err = versioncatalog.Load(context.Background(), o.VersionCatalogFile); err != nil {
 			return nil, err
 		}
 	}
