@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
@@ -79,14 +80,17 @@ func TestBinary(t *testing.T) {
 		t.Fatal("no spec resync request from maestro-agent")
 	}
 	var metrics string
-	agent.WaitUntilReady(t, 30*time.Second, "metrics", func(ctx context.Context) error {
+	// The counter moves once the broker acknowledged the publish, which may be after the source saw it.
+	agent.WaitUntilReady(t, 30*time.Second, "/metrics counting the resync request", func(ctx context.Context) error {
 		var err error
-		metrics, err = get(ctx, "http://127.0.0.1:"+strconv.Itoa(port)+"/metrics")
-		return err
+		if metrics, err = get(ctx, "http://127.0.0.1:"+strconv.Itoa(port)+"/metrics"); err != nil {
+			return err
+		}
+		if !strings.Contains(metrics, "maestro_agent_resync_requests_sent_total 1") {
+			return fmt.Errorf("no maestro_agent_resync_requests_sent_total 1 in /metrics:\n%s", metrics)
+		}
+		return nil
 	})
-	if !strings.Contains(metrics, "maestro_agent_resync_requests_sent_total 1") {
-		t.Errorf("/metrics does not count the resync request:\n%s", metrics)
-	}
 	if _, err := mc.Kube.CoreV1().Namespaces().Get(t.Context(), "maestro-agent", metav1.GetOptions{}); err != nil {
 		t.Errorf("the state namespace: %v", err)
 	}
