@@ -32,9 +32,10 @@ codegen:
 	bash hack/update-codegen.sh
 
 # Measures throughput and latency next to raw etcd; see test/bench/README.md.
+DELIVERY_ARGS ?= -bundles 1000 -clusters 100,1000
 bench:
 	$(GO) run ./test/bench $(BENCH_ARGS)
-	$(GO) test -count=1 -run TestDeliveryBenchmark -v ./test/bench/delivery -args $(DELIVERY_ARGS)
+	$(GO) test -count=1 -timeout 60m -run 'TestDeliveryBenchmark|TestClusterBenchmark' -v ./test/bench/delivery -args $(DELIVERY_ARGS)
 
 clean:
 	rm -rf _output hcp-data

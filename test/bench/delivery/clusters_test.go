@@ -1,0 +1,156 @@
+package delivery
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
+	"github.com/aro-hcp/hcp-apiserver/test/framework"
+	"github.com/aro-hcp/hcp-apiserver/test/hypershiftsim"
+)
+
+var clusterCounts = flag.String("clusters", "20", "comma-separated numbers of HCPClusters to bring up, one round each")
+
+// TestClusterBenchmark measures the whole path: HCPClusters created through the API of the hcp-apiserver
+// binary, placed, rendered, delivered by the maestro-agent binary to a management cluster where the
+// HyperShift simulator answers at once, and reported back until each is Succeeded.
+func TestClusterBenchmark(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a management cluster, the server and an agent")
+	}
+	mc := framework.StartManagementCluster(t)
+	mc.StartControllerManager(t)
+	hypershiftsim.StartForTest(t, mc.Config, hypershiftsim.Options{})
+	dataDir := t.TempDir()
+	server := framework.StartHCPAPIServerProcess(t, dataDir)
+	bundle := filepath.Join(t.TempDir(), "mc-bench.agent.yaml")
+	out, err := exec.CommandContext(t.Context(), framework.Command(t, "hcp-apiserver"), "agent-bundle",
+		"--data-dir", dataDir, "--consumer", "mc-bench", "--output", bundle).CombinedOutput()
+	if err != nil {
+		t.Fatalf("agent-bundle: %v\n%s", err, out)
+	}
+	framework.StartProcess(t, framework.ComponentDir(t, "maestro-agent"), framework.Command(t, "maestro-agent"),
+		"--agent-bundle="+bundle, "--kubeconfig="+mc.Kubeconfig, "--metrics-bind-address=0")
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", server.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	client, err := versioned.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := fixtures.ManagementCluster("mc-bench")
+	target.Spec.Capacity = 10000
+	if _, err := client.HcpV1alpha1().ManagementClusters().Create(t.Context(), target, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	type row struct {
+		n         int
+		perSecond float64
+		p50, p99  time.Duration
+	}
+	var rows []row
+	for i, field := range strings.Split(*clusterCounts, ",") {
+		var n int
+		if _, err := fmt.Sscan(field, &n); err != nil || n < 1 {
+			t.Fatalf("-clusters %q: want positive numbers", *clusterCounts)
+		}
+		r := clustersRound(t, client, fmt.Sprintf("round-%d", i), n)
+		rows = append(rows, row{n, float64(n) / r.elapsed.Seconds(), r.percentile(50), r.percentile(99)})
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "\nHCPClusters from create to Succeeded (server, agent, management cluster and simulator on one machine, simulator answering at once)")
+	fmt.Fprintln(w, "clusters\tSucceeded/s\tp50\tp99\t")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%d\t%.1f\t%v\t%v\t\n", r.n, r.perSecond, round(r.p50), round(r.p99))
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// clustersRound creates n clusters in namespace ns from 16 clients and waits, on a watch, until every one
+// is Succeeded.
+func clustersRound(t *testing.T, client versioned.Interface, ns string, n int) result {
+	t.Helper()
+	ctx := t.Context()
+	clusters := client.HcpV1alpha1().HCPClusters(ns)
+	w, err := clusters.Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	created := make([]time.Time, n)
+	var mu sync.Mutex
+	index := map[string]int{}
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for range 16 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				name := fmt.Sprintf("b%05d", i)
+				c := fixtures.HCPCluster(ns, name)
+				c.Spec.DNS.BaseDomainPrefix = name
+				mu.Lock()
+				index[name], created[i] = i, time.Now()
+				mu.Unlock()
+				if _, err := clusters.Create(ctx, c, metav1.CreateOptions{}); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		t.Fatalf("create: %v", err)
+	}
+
+	succeeded := make([]time.Duration, n)
+	done := map[string]bool{}
+	var last time.Time
+	deadline := time.After(15 * time.Minute)
+	for len(done) < n {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the watch ended")
+			}
+			c, isCluster := ev.Object.(*v1alpha1.HCPCluster)
+			if ev.Type != watch.Modified || !isCluster || done[c.Name] || c.Status.ProvisioningState != v1alpha1.ProvisioningStateSucceeded {
+				continue
+			}
+			now := time.Now()
+			mu.Lock()
+			i := index[c.Name]
+			mu.Unlock()
+			done[c.Name], succeeded[i], last = true, now.Sub(created[i]), now
+		case <-deadline:
+			t.Fatalf("only %d of %d clusters Succeeded within 15 minutes", len(done), n)
+		}
+	}
+	slices.Sort(succeeded)
+	return result{count: n, elapsed: last.Sub(start), latencies: succeeded}
+}
