@@ -62,14 +62,14 @@ func (noAgents) Status(string) (source.BundleStatus, bool)                   { r
 func (noAgents) AddStatusHandler(source.StatusHandler)                       {}
 func (noAgents) SetSynced()                                                  {}
 
-// startControllers runs the cluster controllers on the server's loopback client until ctx ends. src is nil
-// when Maestro is off.
-func (o *Options) startControllers(ctx context.Context, loopback *rest.Config, factory informers.SharedInformerFactory,
-	catalog *versioncatalog.Catalog, src *source.Source) error {
+// startControllers runs the cluster controllers on the server's loopback client until ctx ends, with
+// informers of their own, which end with them. src is nil when Maestro is off.
+func (o *Options) startControllers(ctx context.Context, loopback *rest.Config, catalog *versioncatalog.Catalog, src *source.Source) error {
 	client, err := versioned.NewForConfig(loopback)
 	if err != nil {
 		return err
 	}
+	factory := informers.NewSharedInformerFactory(client, 0)
 	var publisher delivery.Publisher = noAgents{}
 	connected := func(string) bool { return false }
 	if src != nil {

@@ -82,9 +82,10 @@ func (m *MaestroOptions) enabled() bool { return m.URL != "" || m.BindAddress !=
 // brokerURLFile is where the server records its embedded broker's advertised URL, for agent-bundle.
 func brokerURLFile(dataDir string) string { return filepath.Join(dataDir, "mqtt-broker-url") }
 
-// startMaestro starts the embedded broker (unless an external one is configured) and returns the source,
-// not yet running. The broker stops when ctx ends.
-func (o *Options) startMaestro(ctx context.Context) (*source.Source, error) {
+// startMaestro starts the embedded broker (unless an external one is configured) and returns how to make
+// the source, which runs on the leader only: a new one each time this replica leads. The broker stops
+// when ctx ends.
+func (o *Options) startMaestro(ctx context.Context) (func() (*source.Source, error), error) {
 	m := o.Maestro
 	logger := klog.FromContext(ctx)
 	brokerCfg := transport.Config{ClientID: m.Source}
@@ -94,7 +95,7 @@ func (o *Options) startMaestro(ctx context.Context) (*source.Source, error) {
 			return nil, err
 		}
 		brokerCfg.URL, brokerCfg.TLS = m.URL, tlsConfig
-		return source.New(source.Options{Source: m.Source, Broker: brokerCfg})
+		return newSource(m.Source, brokerCfg), nil
 	}
 
 	pki, err := o.ensurePKI()
@@ -133,7 +134,11 @@ func (o *Options) startMaestro(ctx context.Context) (*source.Source, error) {
 		return nil, err
 	}
 	brokerCfg.URL, brokerCfg.TLS = "mqtts://"+net.JoinHostPort("127.0.0.1", port), tlsConfig
-	return source.New(source.Options{Source: m.Source, Broker: brokerCfg})
+	return newSource(m.Source, brokerCfg), nil
+}
+
+func newSource(id string, broker transport.Config) func() (*source.Source, error) {
+	return func() (*source.Source, error) { return source.New(source.Options{Source: id, Broker: broker}) }
 }
 
 // clientTLS loads a client certificate and the CA that verifies the broker.

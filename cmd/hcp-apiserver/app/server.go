@@ -103,20 +103,41 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	var src *source.Source
+	var newSource func() (*source.Source, error)
 	if o.Maestro.enabled() {
-		if src, err = o.startMaestro(ctx); err != nil {
+		if newSource, err = o.startMaestro(ctx); err != nil {
 			return err
 		}
-		go func() {
-			if err := src.Run(ctx); err != nil {
-				logger.Error(err, "The Maestro source stopped")
-			}
-		}()
 	}
 	loopback := config.GenericConfig.LoopbackClientConfig
+	// The controllers and the Maestro source run on one replica only: with an embedded etcd there is
+	// one; replicas sharing --etcd-servers elect a leader.
+	lead := func(ctx context.Context) {
+		var src *source.Source
+		if newSource != nil {
+			var err error
+			if src, err = newSource(); err != nil {
+				logger.Error(err, "Cannot make the Maestro source")
+				return
+			}
+			go func() {
+				if err := src.Run(ctx); err != nil {
+					logger.Error(err, "The Maestro source stopped")
+				}
+			}()
+		}
+		if err := o.startControllers(ctx, loopback, o.catalog, src); err != nil {
+			logger.Error(err, "Cannot start the cluster controllers")
+			return
+		}
+		<-ctx.Done()
+	}
 	server.GenericAPIServer.AddPostStartHookOrDie("start-cluster-controllers", func(hookCtx genericapiserver.PostStartHookContext) error {
-		return o.startControllers(hookCtx, loopback, config.InformerFactory, o.catalog, src)
+		if etcd != nil {
+			go lead(hookCtx)
+			return nil
+		}
+		return o.whileLeader(hookCtx, lead)
 	})
 	if o.Standalone() {
 		server.GenericAPIServer.AddPostStartHookOrDie("write-admin-kubeconfig", func(hookCtx genericapiserver.PostStartHookContext) error {

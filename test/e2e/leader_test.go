@@ -1,0 +1,91 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
+	"github.com/aro-hcp/hcp-apiserver/test/framework"
+	"sigs.k8s.io/yaml"
+)
+
+// TestControllersFollowTheLeader runs two replicas on one etcd cluster: both serve the API, one runs the
+// controllers; when it dies, the other takes over.
+func TestControllersFollowTheLeader(t *testing.T) {
+	etcd := framework.StartEtcd(t)
+	args := []string{"--etcd-servers=" + strings.Join(etcd.ClientURLs, ","), "--mqtt-bind-address="}
+	replicas := []*server{}
+	for range 2 {
+		replicas = append(replicas, &server{
+			HCPAPIServerProcess: framework.StartHCPAPIServerProcess(t, t.TempDir(), args...),
+			cacheDir:            filepath.Join(t.TempDir(), "kubectl-cache"),
+		})
+	}
+	leader := waitForLeader(t, replicas)
+	follower := replicas[1-leader]
+
+	// The follower serves the API; the leader's controllers resolve what it stores.
+	applyCluster(t, follower, "first")
+	waitResolved(t, follower, "first")
+
+	if err := replicas[leader].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	applyCluster(t, follower, "second")
+	// The dead leader's session expires within its TTL; then the follower leads.
+	waitResolved(t, follower, "second")
+	if !leads(t, follower) {
+		t.Error("the surviving replica resolved the cluster but never logged that it became the leader")
+	}
+}
+
+func leads(t *testing.T, s *server) bool {
+	t.Helper()
+	log, err := os.ReadFile(s.LogFile)
+	return err == nil && strings.Contains(string(log), "Became the leader")
+}
+
+func waitForLeader(t *testing.T, replicas []*server) int {
+	t.Helper()
+	leader := -1
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		n := 0
+		for i, s := range replicas {
+			if leads(t, s) {
+				leader, n = i, n+1
+			}
+		}
+		if n > 1 {
+			t.Fatal("both replicas say they lead")
+		}
+		return n == 1, nil
+	})
+	if err != nil {
+		t.Fatal("no replica became the leader within a minute")
+	}
+	return leader
+}
+
+func applyCluster(t *testing.T, s *server, name string) {
+	t.Helper()
+	c := fixtures.HCPCluster("default", name)
+	c.APIVersion, c.Kind = "hcp.aro.azure.com/v1alpha1", "HCPCluster"
+	raw, err := yaml.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mustKubectl(t, "apply", "-f", writeFile(t, name+".yaml", string(raw)))
+}
+
+func waitResolved(t *testing.T, s *server, name string) {
+	t.Helper()
+	if out, err := s.kubectl(t, "wait", "--for=condition=VersionResolved", "hcpcluster/"+name, "--timeout=50s"); err != nil {
+		t.Fatalf("cluster %s: %v\n%s", name, err, out)
+	}
+}
