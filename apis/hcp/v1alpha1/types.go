@@ -30,6 +30,10 @@ const (
 	ConditionRevokingCredentials = "RevokingCredentials"
 )
 
+// ConditionReady is True while a NodePool's nodes are ready, as HyperShift reports them. A NodePool also
+// has Delivered and Progressing, as an HCPCluster does.
+const ConditionReady = "Ready"
+
 // DeliveryFinalizer keeps a deleted HCPCluster or NodePool until the objects delivered for it are gone
 // from its management cluster.
 const DeliveryFinalizer = "hcp.aro.azure.com/delivery"

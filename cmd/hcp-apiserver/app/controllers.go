@@ -11,7 +11,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/delivery"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/nodepool"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/version"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
@@ -62,6 +64,15 @@ func (noAgents) Status(string) (source.BundleStatus, bool)                   { r
 func (noAgents) AddStatusHandler(source.StatusHandler)                       {}
 func (noAgents) SetSynced()                                                  {}
 
+// offering is the source as one of the controllers that publish to it sees it: SetSynced says this
+// controller has offered every bundle, and the gate tells the source once all of them have.
+type offering struct {
+	delivery.Publisher
+	offered func()
+}
+
+func (p offering) SetSynced() { p.offered() }
+
 // startControllers runs the cluster controllers on the server's loopback client until ctx ends, with
 // informers of their own, which end with them. src is nil when Maestro is off.
 func (o *Options) startControllers(ctx context.Context, loopback *rest.Config, catalog *versioncatalog.Catalog, src *source.Source) error {
@@ -91,8 +102,14 @@ func (o *Options) startControllers(ctx context.Context, loopback *rest.Config, c
 	if err != nil {
 		return err
 	}
+	gate := clusterstatus.NewOfferGate(publisher.SetSynced)
 	deliveries, err := delivery.New(client, hcp.HCPClusters(), hcp.ManagementClusters(), hcp.NodePools(), hcp.BreakglassCredentials(),
-		catalog, publisher, delivery.Options{Render: renderOptions, CreateDeadline: o.Controllers.CreateDeadline})
+		catalog, offering{publisher, gate.Join()}, delivery.Options{Render: renderOptions, CreateDeadline: o.Controllers.CreateDeadline})
+	if err != nil {
+		return err
+	}
+	pools, err := nodepool.New(client, hcp.NodePools(), hcp.HCPClusters(), hcp.ManagementClusters(), catalog,
+		offering{publisher, gate.Join()}, renderOptions)
 	if err != nil {
 		return err
 	}
@@ -101,5 +118,6 @@ func (o *Options) startControllers(ctx context.Context, loopback *rest.Config, c
 	go versions.Run(ctx, 2)
 	go placements.Run(ctx)
 	go deliveries.Run(ctx, 4)
+	go pools.Run(ctx, 4)
 	return nil
 }

@@ -1,9 +1,13 @@
-// Package clusterstatus is what the HCPCluster controllers share: how they write status, and the work
-// queue loop they all run.
+// Package clusterstatus is what the HCPCluster controllers share: how they write status, how they read
+// what agents report, and the work queue loop they all run.
 package clusterstatus
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -17,6 +21,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 )
 
 // Update writes the status mutate makes of a copy of cluster, unless it changes nothing. A conflict
@@ -27,7 +32,7 @@ func Update(ctx context.Context, client versioned.Interface, cluster *v1alpha1.H
 	if apiequality.Semantic.DeepEqual(updated.Status, cluster.Status) {
 		return cluster, nil
 	}
-	return client.HcpV1alpha1().HCPClusters(cluster.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager(ctx)})
+	return client.HcpV1alpha1().HCPClusters(cluster.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: FieldManager(ctx)})
 }
 
 // SetCondition sets a condition of cluster for its current generation.
@@ -44,11 +49,90 @@ func WithFieldManager(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, fieldManagerKey{}, name)
 }
 
-func fieldManager(ctx context.Context) string {
+// FieldManager is the name WithFieldManager put in ctx.
+func FieldManager(ctx context.Context) string {
 	if name, ok := ctx.Value(fieldManagerKey{}).(string); ok {
 		return name
 	}
 	return "hcp-controller"
+}
+
+// Feedback returns the feedback values the agent reported of the manifests of kind in a bundle, as
+// strings (JSON for lists).
+func Feedback(status *protocol.ManifestBundleStatus, kind string) map[string]string {
+	values := map[string]string{}
+	for _, r := range status.ResourceStatus {
+		if r.ResourceMeta.Kind != kind {
+			continue
+		}
+		for _, v := range r.StatusFeedback.Values {
+			switch {
+			case v.Value.String != nil:
+				values[v.Name] = *v.Value.String
+			case v.Value.JSONRaw != nil:
+				values[v.Name] = *v.Value.JSONRaw
+			case v.Value.Integer != nil:
+				values[v.Name] = strconv.FormatInt(*v.Value.Integer, 10)
+			case v.Value.Boolean != nil:
+				values[v.Name] = strconv.FormatBool(*v.Value.Boolean)
+			}
+		}
+	}
+	return values
+}
+
+// Refusals lists why the management cluster did not apply a bundle's manifests.
+func Refusals(status *protocol.ManifestBundleStatus) string {
+	var reasons []string
+	for _, r := range status.ResourceStatus {
+		for _, c := range r.Conditions {
+			if c.Type == protocol.ConditionApplied && c.Status != metav1.ConditionTrue {
+				reasons = append(reasons, fmt.Sprintf("%s %s: %s", r.ResourceMeta.Kind, r.ResourceMeta.Name, c.Message))
+			}
+		}
+	}
+	if len(reasons) == 0 {
+		if c := meta.FindStatusCondition(status.Conditions, protocol.ConditionApplied); c != nil {
+			return c.Message
+		}
+		return "no reason given"
+	}
+	return strings.Join(reasons, "; ")
+}
+
+// OfferGate tells a Maestro source it is synced once every controller that publishes to it has offered
+// all of its bundles since the start. Told by the first one alone, the source would have an agent's resync
+// delete the bundles of the others, which they had not offered yet.
+type OfferGate struct {
+	mu      sync.Mutex
+	waiting int
+	synced  func()
+}
+
+// NewOfferGate returns a gate that calls synced once every controller that joined it has offered its
+// bundles.
+func NewOfferGate(synced func()) *OfferGate {
+	return &OfferGate{synced: synced}
+}
+
+// Join counts one more controller; all join before any of them runs. The controller calls offered once it
+// has offered every bundle; calls after the first count for nothing.
+func (g *OfferGate) Join() (offered func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.waiting++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			g.waiting--
+			last := g.waiting == 0
+			g.mu.Unlock()
+			if last {
+				g.synced()
+			}
+		})
+	}
 }
 
 // Queue is a controller's work queue of object keys and the loop that drains it.

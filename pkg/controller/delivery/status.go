@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,7 +28,7 @@ func applyReport(cluster *v1alpha1.HCPCluster, st source.BundleStatus, reported 
 			fmt.Sprintf("the agent of %s reports generation %d; generation %d is on its way", consumer, st.Generation, cluster.Generation))
 	case !meta.IsStatusConditionTrue(st.Status.Conditions, protocol.ConditionApplied):
 		clusterstatus.SetCondition(cluster, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "ApplyFailed",
-			"the management cluster refused the cluster's manifests: "+refusals(st.Status))
+			"the management cluster refused the cluster's manifests: "+clusterstatus.Refusals(st.Status))
 		cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
 		return
 	default:
@@ -39,7 +37,7 @@ func applyReport(cluster *v1alpha1.HCPCluster, st source.BundleStatus, reported 
 		cluster.Status.ObservedGeneration = st.Generation
 	}
 
-	values := hostedClusterFeedback(st.Status)
+	values := clusterstatus.Feedback(st.Status, "HostedCluster")
 	for _, c := range []struct{ condition, status, message string }{
 		{v1alpha1.ConditionAvailable, render.FeedbackAvailable, render.FeedbackAvailableMessage},
 		{v1alpha1.ConditionProgressing, render.FeedbackProgressing, render.FeedbackProgressingMessage},
@@ -87,29 +85,6 @@ func applyReport(cluster *v1alpha1.HCPCluster, st source.BundleStatus, reported 
 	}
 }
 
-// hostedClusterFeedback returns the HostedCluster's feedback values as strings (JSON for lists).
-func hostedClusterFeedback(status *protocol.ManifestBundleStatus) map[string]string {
-	values := map[string]string{}
-	for _, r := range status.ResourceStatus {
-		if r.ResourceMeta.Kind != "HostedCluster" {
-			continue
-		}
-		for _, v := range r.StatusFeedback.Values {
-			switch {
-			case v.Value.String != nil:
-				values[v.Name] = *v.Value.String
-			case v.Value.JSONRaw != nil:
-				values[v.Name] = *v.Value.JSONRaw
-			case v.Value.Integer != nil:
-				values[v.Name] = strconv.FormatInt(*v.Value.Integer, 10)
-			case v.Value.Boolean != nil:
-				values[v.Name] = strconv.FormatBool(*v.Value.Boolean)
-			}
-		}
-	}
-	return values
-}
-
 // versionHistory decodes a HyperShift version history, newest first.
 func versionHistory(raw string) []v1alpha1.VersionHistoryEntry {
 	if raw == "" {
@@ -129,23 +104,4 @@ func versionHistory(raw string) []v1alpha1.VersionHistoryEntry {
 		history = append(history, v1alpha1.VersionHistoryEntry{Version: e.Version, State: e.State, StartedTime: e.StartedTime, CompletionTime: e.CompletionTime})
 	}
 	return history
-}
-
-// refusals lists why manifests were not applied.
-func refusals(status *protocol.ManifestBundleStatus) string {
-	var reasons []string
-	for _, r := range status.ResourceStatus {
-		for _, c := range r.Conditions {
-			if c.Type == protocol.ConditionApplied && c.Status != metav1.ConditionTrue {
-				reasons = append(reasons, fmt.Sprintf("%s %s: %s", r.ResourceMeta.Kind, r.ResourceMeta.Name, c.Message))
-			}
-		}
-	}
-	if len(reasons) == 0 {
-		if c := meta.FindStatusCondition(status.Conditions, protocol.ConditionApplied); c != nil {
-			return c.Message
-		}
-		return "no reason given"
-	}
-	return strings.Join(reasons, "; ")
 }

@@ -11,7 +11,10 @@ import (
 
 // NewREST returns the storage of nodepools and nodepools/status.
 func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
-	s := NewStrategy(scheme)
+	return newREST(NewStrategy(scheme), optsGetter)
+}
+
+func newREST(s hcpregistry.Strategy[*hcp.NodePool], optsGetter generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
 	return hcpregistry.NewStores(hcpregistry.StoreOptions{
 		Store: &genericregistry.Store{
 			NewFunc:                   func() runtime.Object { return &hcp.NodePool{} },

@@ -6,16 +6,22 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistrytest "k8s.io/apiserver/pkg/registry/generic/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/registrytest"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 )
 
 func newTester(t *testing.T) *genericregistrytest.Tester {
-	return registrytest.NewTester(t, "nodepools", NewREST)
+	// The lifecycle hooks (Accepted, the finalizer) are left out: kube's tester expects deterministic
+	// creates and immediate deletes. strategy_test.go and test/integration cover them.
+	return registrytest.NewTester(t, "nodepools", func(scheme *runtime.Scheme, og generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+		return newREST(NewStrategy(scheme).WithoutLifecycle(), og)
+	})
 }
 
 func validPool(t *testing.T) *hcp.NodePool {

@@ -24,6 +24,16 @@ var kind = hcpregistry.Kind[*hcp.NodePool]{
 	Validate:             validation.ValidateNodePool,
 	ValidateUpdate:       validation.ValidateNodePoolUpdate,
 	ValidateStatusUpdate: validation.ValidateNodePoolStatusUpdate,
+	// As for clusters: the create returns at once, Accepted, and the finalizer keeps a deleted pool
+	// until its HyperShift NodePool is gone from the management cluster.
+	Created: func(obj *hcp.NodePool) {
+		obj.Status.ProvisioningState = hcp.ProvisioningStateAccepted
+		hcpregistry.AddFinalizer(obj, hcp.DeliveryFinalizer)
+	},
+	SpecUpdated: func(obj, old *hcp.NodePool) {
+		obj.Status.ProvisioningState = hcpregistry.StateAfterSpecChange(old.Status.ProvisioningState)
+	},
+	Deleting: func(obj *hcp.NodePool) { obj.Status.ProvisioningState = hcp.ProvisioningStateDeleting },
 }
 
 // NewStrategy returns the strategy for creating and updating NodePools.
