@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/aro-hcp/hcp-apiserver/test/framework"
 	"github.com/aro-hcp/hcp-apiserver/test/hypershiftsim"
 )
 
@@ -24,20 +22,9 @@ var hostedClusters = schema.GroupVersionResource{Group: "hypershift.openshift.io
 // simulator through the agent; it is upgraded to the next minor; deleting it removes its control plane namespace from the management
 // cluster before the cluster itself is gone.
 func TestClusterComesUpAndGoes(t *testing.T) {
-	mc := framework.StartManagementCluster(t)
-	mc.StartControllerManager(t)
-	hypershiftsim.StartForTest(t, mc.Config, hypershiftsim.Options{})
-	dataDir := t.TempDir()
-	s := startServer(t, dataDir)
-
-	bundle := filepath.Join(t.TempDir(), "mc-eastus-1.agent.yaml")
-	cmd := exec.CommandContext(t.Context(), framework.Command(t, "hcp-apiserver"), "agent-bundle",
-		"--data-dir", dataDir, "--consumer", "mc-eastus-1", "--output", bundle)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("hcp-apiserver agent-bundle: %v\n%s", err, out)
-	}
-	framework.StartProcess(t, framework.ComponentDir(t, "maestro-agent"), framework.Command(t, "maestro-agent"),
-		"--agent-bundle="+bundle, "--kubeconfig="+mc.Kubeconfig, "--metrics-bind-address=0")
+	// The server, an agent for mc-eastus-1 (applied already), its management cluster and the simulator.
+	st := startDeliveryStack(t, hypershiftsim.Options{})
+	mc, s := st.mc, st.server
 
 	s.mustKubectl(t, "apply", "-f", filepath.Join(examplesDir, "00-managementcluster.yaml"), "-f", filepath.Join(examplesDir, "10-hcpcluster.yaml"))
 	if out, err := s.kubectl(t, "wait", "--for=condition=Available", "hcpcluster/dev-cluster", "--timeout=50s"); err != nil {
@@ -60,9 +47,11 @@ func TestClusterComesUpAndGoes(t *testing.T) {
 	}
 
 	// An upgrade one minor up: Updating until the HostedCluster reports the new release completed.
-	s.mustKubectl(t, "patch", "hcpcluster/dev-cluster", "--type=merge", "-p", `{"spec":{"version":{"id":"4.21"}}}`)
-	if state := s.mustKubectl(t, "get", "hcpcluster/dev-cluster", "-o", "jsonpath={.status.provisioningState}"); state != "Updating" {
-		t.Errorf("right after the upgrade was asked for, provisioningState is %q, want Updating", state)
+	// The patch's answer is the object as stored by that very write.
+	state = s.mustKubectl(t, "patch", "hcpcluster/dev-cluster", "--type=merge", "-p", `{"spec":{"version":{"id":"4.21"}}}`,
+		"-o", "jsonpath={.status.provisioningState}")
+	if state != "Updating" {
+		t.Errorf("the upgrade's write left provisioningState %q, want Updating", state)
 	}
 	if out, err := s.kubectl(t, "wait", "--for=jsonpath={.status.version.actual}=4.21.2", "hcpcluster/dev-cluster", "--timeout=50s"); err != nil {
 		desc, _ := s.kubectl(t, "get", "hcpcluster/dev-cluster", "-o", "yaml")

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/aro-hcp/hcp-apiserver/test/framework"
 	"github.com/aro-hcp/hcp-apiserver/test/hypershiftsim"
 )
 
@@ -25,20 +23,9 @@ var hyperShiftNodePools = schema.GroupVersionResource{Group: "hypershift.openshi
 // through the agent; a new replica count reaches them; a deleted pool goes once its HyperShift NodePool
 // has; deleting the cluster takes its pools on both sides.
 func TestNodePoolComesUpScalesAndGoes(t *testing.T) {
-	mc := framework.StartManagementCluster(t)
-	mc.StartControllerManager(t)
-	hypershiftsim.StartForTest(t, mc.Config, hypershiftsim.Options{})
-	dataDir := t.TempDir()
-	s := startServer(t, dataDir)
-
-	bundle := filepath.Join(t.TempDir(), "mc-eastus-1.agent.yaml")
-	cmd := exec.CommandContext(t.Context(), framework.Command(t, "hcp-apiserver"), "agent-bundle",
-		"--data-dir", dataDir, "--consumer", "mc-eastus-1", "--output", bundle)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("hcp-apiserver agent-bundle: %v\n%s", err, out)
-	}
-	framework.StartProcess(t, framework.ComponentDir(t, "maestro-agent"), framework.Command(t, "maestro-agent"),
-		"--agent-bundle="+bundle, "--kubeconfig="+mc.Kubeconfig, "--metrics-bind-address=0")
+	// The server, an agent for mc-eastus-1 (applied already), its management cluster and the simulator.
+	st := startDeliveryStack(t, hypershiftsim.Options{})
+	mc, s := st.mc, st.server
 
 	s.mustKubectl(t, "apply", "-f", filepath.Join(examplesDir, "00-managementcluster.yaml"), "-f", filepath.Join(examplesDir, "10-hcpcluster.yaml"))
 	if out, err := s.kubectl(t, "wait", "--for=condition=Available", "hcpcluster/dev-cluster", "--timeout=150s"); err != nil {
