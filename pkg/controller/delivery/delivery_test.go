@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/controllertest"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
 	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
@@ -26,47 +26,8 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 )
 
-// recordingPublisher stands where the Maestro source does and records what the controller asks of it.
-type recordingPublisher struct {
-	mu       sync.Mutex
-	applied  map[string]int64
-	bundles  map[string]*protocol.ManifestBundle
-	deleted  sets.Set[string]
-	statuses map[string]source.BundleStatus
-	synced   bool
-}
-
-func newRecordingPublisher() *recordingPublisher {
-	return &recordingPublisher{applied: map[string]int64{}, bundles: map[string]*protocol.ManifestBundle{},
-		deleted: sets.New[string](), statuses: map[string]source.BundleStatus{}}
-}
-
-func (p *recordingPublisher) Apply(consumer, id string, generation int64, bundle *protocol.ManifestBundle) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.applied[consumer+"/"+id], p.bundles[id] = generation, bundle
-	return nil
-}
-
-func (p *recordingPublisher) Delete(consumer, id string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.deleted.Insert(consumer + "/" + id)
-	return nil
-}
-
-func (p *recordingPublisher) Status(id string) (source.BundleStatus, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	st, ok := p.statuses[id]
-	return st, ok
-}
-
-func (p *recordingPublisher) AddStatusHandler(source.StatusHandler) {}
-func (p *recordingPublisher) SetSynced()                            { p.synced = true }
-
 // newTestController fills the listers and the fake clientset with objects by hand.
-func newTestController(t *testing.T, publisher *recordingPublisher, cluster *v1alpha1.HCPCluster, mc *v1alpha1.ManagementCluster) (*Controller, *fake.Clientset) {
+func newTestController(t *testing.T, publisher *controllertest.RecordingPublisher, cluster *v1alpha1.HCPCluster, mc *v1alpha1.ManagementCluster) (*Controller, *fake.Clientset) {
 	t.Helper()
 	client := fake.NewClientset(cluster, mc)
 	clusters := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{byUID: func(obj any) ([]string, error) {
@@ -109,31 +70,31 @@ func placedCluster() (*v1alpha1.HCPCluster, *v1alpha1.ManagementCluster) {
 // An upgrade changes generation and version together: nothing is published for the new generation until
 // its version is resolved, or the generation would go out with the old release for good.
 func TestNothingPublishedBeforeTheVersionIsResolvedForTheGeneration(t *testing.T) {
-	publisher := newRecordingPublisher()
+	publisher := controllertest.NewRecordingPublisher()
 	cluster, mc := placedCluster()
 	cluster.Generation = 2 // VersionResolved is for generation 1
 	c, _ := newTestController(t, publisher, cluster, mc)
 	if _, err := c.sync(context.Background(), "ns/dev"); err != nil {
 		t.Fatal(err)
 	}
-	if len(publisher.applied) != 0 {
-		t.Fatalf("published %v before generation 2's version was resolved", publisher.applied)
+	if len(publisher.Applied) != 0 {
+		t.Fatalf("published %v before generation 2's version was resolved", publisher.Applied)
 	}
 }
 
 func TestSyncPublishesTheBundleAndFinishesTheDelete(t *testing.T) {
 	ctx := context.Background()
-	publisher := newRecordingPublisher()
+	publisher := controllertest.NewRecordingPublisher()
 	cluster, mc := placedCluster()
 	c, client := newTestController(t, publisher, cluster, mc)
 
 	if _, err := c.sync(ctx, "ns/dev"); err != nil {
 		t.Fatal(err)
 	}
-	if got := publisher.applied["consumer-1/uid-1"]; got != 1 {
-		t.Fatalf("published %v, want generation 1 of uid-1 to consumer-1", publisher.applied)
+	if got := publisher.Applied["consumer-1/uid-1"]; got != 1 {
+		t.Fatalf("published %v, want generation 1 of uid-1 to consumer-1", publisher.Applied)
 	}
-	if n := len(publisher.bundles["uid-1"].Manifests); n != 3 {
+	if n := len(publisher.Bundles["uid-1"].Manifests); n != 3 {
 		t.Errorf("the bundle has %d manifests, want the namespace, the pull secret and the HostedCluster", n)
 	}
 	stored, _ := client.HcpV1alpha1().HCPClusters("ns").Get(ctx, "dev", metav1.GetOptions{})
@@ -150,8 +111,8 @@ func TestSyncPublishesTheBundleAndFinishesTheDelete(t *testing.T) {
 	if _, err := c.sync(ctx, "ns/dev"); err != nil {
 		t.Fatal(err)
 	}
-	if !publisher.deleted.Has("consumer-1/uid-1") {
-		t.Fatalf("no delete published: %v", publisher.deleted)
+	if !publisher.Deleted.Has("consumer-1/uid-1") {
+		t.Fatalf("no delete published: %v", publisher.Deleted)
 	}
 	stored, _ = client.HcpV1alpha1().HCPClusters("ns").Get(ctx, "dev", metav1.GetOptions{})
 	if len(stored.Finalizers) != 1 {
@@ -249,7 +210,7 @@ func TestApplyReport(t *testing.T) {
 
 // A cluster that does not become available within the deadline is Failed, with the reason.
 func TestCreateDeadline(t *testing.T) {
-	publisher := newRecordingPublisher()
+	publisher := controllertest.NewRecordingPublisher()
 	cluster, mc := placedCluster()
 	cluster.CreationTimestamp = metav1.NewTime(time.Now().Add(-2 * time.Hour))
 	c, client := newTestController(t, publisher, cluster, mc)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/controllertest"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
 	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
@@ -27,60 +27,6 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 )
-
-// recordingPublisher stands where the Maestro source does and records what the controller asks of it.
-type recordingPublisher struct {
-	mu       sync.Mutex
-	applied  map[string]int64
-	bundles  map[string]*protocol.ManifestBundle
-	deleted  sets.Set[string]
-	statuses map[string]source.BundleStatus
-	// offered is what was applied when SetSynced was called; nil before.
-	offered map[string]int64
-}
-
-func newRecordingPublisher() *recordingPublisher {
-	return &recordingPublisher{applied: map[string]int64{}, bundles: map[string]*protocol.ManifestBundle{},
-		deleted: sets.New[string](), statuses: map[string]source.BundleStatus{}}
-}
-
-func (p *recordingPublisher) Apply(consumer, id string, generation int64, bundle *protocol.ManifestBundle) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.applied[consumer+"/"+id], p.bundles[id] = generation, bundle
-	return nil
-}
-
-func (p *recordingPublisher) Delete(consumer, id string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.deleted.Insert(consumer + "/" + id)
-	return nil
-}
-
-func (p *recordingPublisher) Status(id string) (source.BundleStatus, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	st, ok := p.statuses[id]
-	return st, ok
-}
-
-func (p *recordingPublisher) AddStatusHandler(source.StatusHandler) {}
-
-func (p *recordingPublisher) SetSynced() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.offered = map[string]int64{}
-	for k, v := range p.applied {
-		p.offered[k] = v
-	}
-}
-
-func (p *recordingPublisher) report(id string, st source.BundleStatus) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.statuses[id] = st
-}
 
 // world is what the controller reads: a cluster, its management cluster and its pools.
 type world struct {
@@ -113,7 +59,7 @@ func deliveredCluster() world {
 
 // newTestController fills the listers and the fake clientset with the world by hand; a nil cluster is one
 // that is gone.
-func newTestController(t *testing.T, publisher *recordingPublisher, w world) (*Controller, *fake.Clientset) {
+func newTestController(t *testing.T, publisher *controllertest.RecordingPublisher, w world) (*Controller, *fake.Clientset) {
 	t.Helper()
 	objects := []runtime.Object{w.mc}
 	clusters := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
@@ -189,13 +135,13 @@ func TestPoolWaitsForItsClusterToBeDelivered(t *testing.T) {
 		"being deleted": func(c *v1alpha1.HCPCluster) { c.DeletionTimestamp = ptr.To(metav1.Now()) },
 	} {
 		t.Run(name, func(t *testing.T) {
-			publisher := newRecordingPublisher()
+			publisher := controllertest.NewRecordingPublisher()
 			w := deliveredCluster()
 			change(w.cluster)
 			c, client := newTestController(t, publisher, w)
 			c.mustSync(t, "ns/dev.workers")
-			if len(publisher.applied) != 0 {
-				t.Errorf("published %v for a pool whose cluster is %s", publisher.applied, name)
+			if len(publisher.Applied) != 0 {
+				t.Errorf("published %v for a pool whose cluster is %s", publisher.Applied, name)
 			}
 			if np := stored(t, client, "dev.workers"); np.Status.ProvisioningState != v1alpha1.ProvisioningStateAccepted || len(np.Status.Conditions) != 0 {
 				t.Errorf("status %+v, want Accepted and nothing else while the cluster is %s", np.Status, name)
@@ -206,27 +152,27 @@ func TestPoolWaitsForItsClusterToBeDelivered(t *testing.T) {
 
 // A later generation of the cluster on its way does not hold back its pools: the namespace they go into is there.
 func TestPoolOfAClusterBeingUpdatedIsPublished(t *testing.T) {
-	publisher := newRecordingPublisher()
+	publisher := controllertest.NewRecordingPublisher()
 	w := deliveredCluster()
 	w.cluster.Generation = 2
 	w.cluster.Status.Conditions[0].Status, w.cluster.Status.Conditions[0].Reason = metav1.ConditionFalse, "Pending"
 	c, _ := newTestController(t, publisher, w)
 	c.mustSync(t, "ns/dev.workers")
-	if got := publisher.applied["consumer-1/pool-uid"]; got != 1 {
-		t.Errorf("published %v, want generation 1 of pool-uid to consumer-1", publisher.applied)
+	if got := publisher.Applied["consumer-1/pool-uid"]; got != 1 {
+		t.Errorf("published %v, want generation 1 of pool-uid to consumer-1", publisher.Applied)
 	}
 }
 
 func TestSyncPublishesEachGenerationOfThePool(t *testing.T) {
-	publisher := newRecordingPublisher()
+	publisher := controllertest.NewRecordingPublisher()
 	w := deliveredCluster()
 	c, client := newTestController(t, publisher, w)
 
 	c.mustSync(t, "ns/dev.workers")
-	if got := publisher.applied["consumer-1/pool-uid"]; got != 1 {
-		t.Fatalf("published %v, want generation 1 of pool-uid to consumer-1", publisher.applied)
+	if got := publisher.Applied["consumer-1/pool-uid"]; got != 1 {
+		t.Fatalf("published %v, want generation 1 of pool-uid to consumer-1", publisher.Applied)
 	}
-	if n := hyperShiftReplicas(t, publisher.bundles["pool-uid"]); n != 3 {
+	if n := hyperShiftReplicas(t, publisher.Bundles["pool-uid"]); n != 3 {
 		t.Errorf("the HyperShift NodePool asks for %d replicas, want 3", n)
 	}
 	np := stored(t, client, "dev.workers")
@@ -241,23 +187,23 @@ func TestSyncPublishesEachGenerationOfThePool(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.mustSync(t, "ns/dev.workers")
-	if got := publisher.applied["consumer-1/pool-uid"]; got != 2 {
-		t.Fatalf("published %v, want generation 2 of pool-uid", publisher.applied)
+	if got := publisher.Applied["consumer-1/pool-uid"]; got != 2 {
+		t.Fatalf("published %v, want generation 2 of pool-uid", publisher.Applied)
 	}
-	if n := hyperShiftReplicas(t, publisher.bundles["pool-uid"]); n != 5 {
+	if n := hyperShiftReplicas(t, publisher.Bundles["pool-uid"]); n != 5 {
 		t.Errorf("after scaling, the HyperShift NodePool asks for %d replicas, want 5", n)
 	}
 }
 
 // A pool the renderer refuses is Failed, with what to change.
 func TestUndeliverablePoolFails(t *testing.T) {
-	publisher := newRecordingPublisher()
+	publisher := controllertest.NewRecordingPublisher()
 	w := deliveredCluster()
 	w.pools[0].Spec.Replicas, w.pools[0].Spec.AutoScaling = nil, &v1alpha1.NodePoolAutoScaling{Min: 0, Max: 4}
 	c, client := newTestController(t, publisher, w)
 	c.mustSync(t, "ns/dev.workers")
-	if len(publisher.applied) != 0 {
-		t.Errorf("published %v", publisher.applied)
+	if len(publisher.Applied) != 0 {
+		t.Errorf("published %v", publisher.Applied)
 	}
 	np := stored(t, client, "dev.workers")
 	d := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionDelivered)
@@ -267,14 +213,14 @@ func TestUndeliverablePoolFails(t *testing.T) {
 }
 
 func TestDeletedPoolWaitsForTheAgent(t *testing.T) {
-	publisher := newRecordingPublisher()
+	publisher := controllertest.NewRecordingPublisher()
 	w := deliveredCluster()
 	w.pools[0].DeletionTimestamp = ptr.To(metav1.Now())
 	c, client := newTestController(t, publisher, w)
 
 	c.mustSync(t, "ns/dev.workers")
-	if !publisher.deleted.Has("consumer-1/pool-uid") {
-		t.Fatalf("no delete published: %v", publisher.deleted)
+	if !publisher.Deleted.Has("consumer-1/pool-uid") {
+		t.Fatalf("no delete published: %v", publisher.Deleted)
 	}
 	if np := stored(t, client, "dev.workers"); len(np.Finalizers) != 1 {
 		t.Fatalf("finalizers %v before the agent reported the delete, want the delivery finalizer kept", np.Finalizers)
@@ -294,19 +240,19 @@ func TestDeletedPoolWaitsForTheAgent(t *testing.T) {
 
 func TestDeletedPoolGoesAtOnceWithNothingToWaitFor(t *testing.T) {
 	t.Run("its cluster was never placed", func(t *testing.T) {
-		publisher := newRecordingPublisher()
+		publisher := controllertest.NewRecordingPublisher()
 		w := deliveredCluster()
 		w.cluster.Status = v1alpha1.HCPClusterStatus{ProvisioningState: v1alpha1.ProvisioningStateDeleting}
 		w.pools[0].DeletionTimestamp = ptr.To(metav1.Now())
 		c, client := newTestController(t, publisher, w)
 		c.mustSync(t, "ns/dev.workers")
-		if np := stored(t, client, "dev.workers"); len(np.Finalizers) != 0 || publisher.deleted.Len() != 0 {
-			t.Errorf("finalizers %v, deletes %v; want the pool let go with nothing published", np.Finalizers, publisher.deleted)
+		if np := stored(t, client, "dev.workers"); len(np.Finalizers) != 0 || publisher.Deleted.Len() != 0 {
+			t.Errorf("finalizers %v, deletes %v; want the pool let go with nothing published", np.Finalizers, publisher.Deleted)
 		}
 	})
 
 	t.Run("its cluster is gone", func(t *testing.T) {
-		publisher := newRecordingPublisher()
+		publisher := controllertest.NewRecordingPublisher()
 		w := deliveredCluster()
 		c, _ := newTestController(t, publisher, w)
 		c.mustSync(t, "ns/dev.workers")
@@ -320,15 +266,15 @@ func TestDeletedPoolGoesAtOnceWithNothingToWaitFor(t *testing.T) {
 		if np := stored(t, client, "dev.workers"); len(np.Finalizers) != 0 {
 			t.Errorf("finalizers %v, want the pool of a deleted cluster let go at once", np.Finalizers)
 		}
-		if !publisher.deleted.Has("consumer-1/pool-uid") {
-			t.Errorf("deletes %v: the agent's record of the bundle is never deleted", publisher.deleted)
+		if !publisher.Deleted.Has("consumer-1/pool-uid") {
+			t.Errorf("deletes %v: the agent's record of the bundle is never deleted", publisher.Deleted)
 		}
 	})
 }
 
 // The source may delete what it does not hold only once it was offered every pool's bundle.
 func TestRunOffersEveryBundleBeforeTheSourceIsSynced(t *testing.T) {
-	publisher := newRecordingPublisher()
+	publisher := controllertest.NewRecordingPublisher()
 	w := deliveredCluster()
 	deleting := fixtures.NodePool("ns", "dev", "old")
 	deleting.UID, deleting.Generation = types.UID("old-uid"), 1
@@ -340,17 +286,17 @@ func TestRunOffersEveryBundleBeforeTheSourceIsSynced(t *testing.T) {
 	defer cancel()
 	go c.Run(ctx, 1)
 	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		publisher.mu.Lock()
-		defer publisher.mu.Unlock()
-		return publisher.offered != nil, nil
+		publisher.Lock()
+		defer publisher.Unlock()
+		return publisher.Offered != nil, nil
 	})
 	if err != nil {
 		t.Fatal("the source was never told it is synced")
 	}
-	publisher.mu.Lock()
-	defer publisher.mu.Unlock()
-	if publisher.offered["consumer-1/pool-uid"] != 1 || !publisher.deleted.Has("consumer-1/old-uid") {
-		t.Errorf("when synced, the source held %v and deletes %v; want pool-uid applied and old-uid deleted", publisher.offered, publisher.deleted)
+	publisher.Lock()
+	defer publisher.Unlock()
+	if publisher.Offered["consumer-1/pool-uid"] != 1 || !publisher.Deleted.Has("consumer-1/old-uid") {
+		t.Errorf("when synced, the source held %v and deletes %v; want pool-uid applied and old-uid deleted", publisher.Offered, publisher.Deleted)
 	}
 }
 
