@@ -76,7 +76,34 @@ func TestNodePoolComesUpScalesAndGoes(t *testing.T) {
 		t.Errorf("after scaling, the HyperShift NodePool asks for %d replicas, want 5", replicas)
 	}
 
-	// A deleted pool is gone once its HyperShift NodePool is; one never delivered goes as well.
+	// The GPU pool's KubeletConfig and Tuned documents are ConfigMaps beside its HyperShift NodePool,
+	// which refers to them.
+	waitPool("condition=Ready", "nodepool/dev-cluster.gpu")
+	gpu, err := mc.Dynamic.Resource(hyperShiftNodePools).Namespace(clusterNamespace).Get(t.Context(), "dev-gpu", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the GPU pool's HyperShift NodePool: %v", err)
+	}
+	for _, ref := range []struct{ field, key, want string }{
+		{"config", "config", "KubeletConfig"},
+		{"tuningConfig", "tuning", "Tuned"},
+	} {
+		refs, _, _ := unstructured.NestedSlice(gpu.Object, "spec", ref.field)
+		if len(refs) != 1 {
+			t.Errorf("the GPU pool's spec.%s is %v, want one ConfigMap", ref.field, refs)
+			continue
+		}
+		name, _ := refs[0].(map[string]any)["name"].(string)
+		cm, err := mc.Kube.CoreV1().ConfigMaps(clusterNamespace).Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("the ConfigMap %s of spec.%s: %v", name, ref.field, err)
+			continue
+		}
+		if !strings.Contains(cm.Data[ref.key], `"kind":"`+ref.want+`"`) {
+			t.Errorf("ConfigMap %s key %s holds %q, want the %s document", name, ref.key, cm.Data[ref.key], ref.want)
+		}
+	}
+
+	// A deleted pool is gone once its HyperShift NodePool is; the GPU pool goes as well.
 	extra := writeFile(t, "extra.yaml", `apiVersion: hcp.aro.azure.com/v1alpha1
 kind: NodePool
 metadata:
@@ -93,7 +120,7 @@ spec:
 	s.mustKubectl(t, "apply", "-f", extra)
 	waitPool("condition=Ready", "nodepool/dev-cluster.extra")
 	s.mustKubectl(t, "delete", "nodepool/dev-cluster.extra", "nodepool/dev-cluster.gpu", "--timeout=120s")
-	_, err := mc.Dynamic.Resource(hyperShiftNodePools).Namespace(clusterNamespace).Get(t.Context(), "dev-extra", metav1.GetOptions{})
+	_, err = mc.Dynamic.Resource(hyperShiftNodePools).Namespace(clusterNamespace).Get(t.Context(), "dev-extra", metav1.GetOptions{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("the HyperShift NodePool of a deleted pool is still on the management cluster: %v", err)
 	}
