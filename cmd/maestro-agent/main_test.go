@@ -91,6 +91,9 @@ func TestBinary(t *testing.T) {
 		}
 		return nil
 	})
+	if ready, err := get(t.Context(), "http://127.0.0.1:"+strconv.Itoa(port)+"/readyz"); err != nil || ready != "ok" {
+		t.Errorf("/readyz of a connected agent: %q, %v; want ok", ready, err)
+	}
 	if _, err := mc.Kube.CoreV1().Namespaces().Get(t.Context(), "maestro-agent", metav1.GetOptions{}); err != nil {
 		t.Errorf("the state namespace: %v", err)
 	}

@@ -44,7 +44,7 @@ type Options struct {
 	// KubeAPIQPS and KubeAPIBurst limit the agent's requests to the management cluster.
 	KubeAPIQPS   float32
 	KubeAPIBurst int
-	// MetricsBindAddress serves /metrics and /healthz; "0" serves nothing.
+	// MetricsBindAddress serves /metrics, /healthz and /readyz; "0" serves nothing.
 	MetricsBindAddress string
 }
 
@@ -85,7 +85,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Requests per second the agent may make to the management cluster. A bundle costs a few (its record, a read and a write per manifest); the OCM work agent's 50 limits delivery to about 20 bundles/s.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Requests the agent may make at once above --kube-api-qps.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
-		"host:port to serve /metrics and /healthz on over HTTP; 0 serves neither.")
+		"host:port to serve /metrics, /healthz and /readyz (connected to the broker) on over HTTP; 0 serves none.")
 }
 
 // Validate checks the flags on their own, before any file is read.

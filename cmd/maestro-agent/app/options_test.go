@@ -131,6 +131,16 @@ func TestRunServesMetricsAndStops(t *testing.T) {
 	if got := httpGet(t, base+"/healthz"); got != "ok" {
 		t.Errorf("/healthz = %q", got)
 	}
+	// Its records on the management cluster cannot be read, so it has not connected: alive, not ready.
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "not connected to the MQTT broker") {
+		t.Errorf("/readyz answered %d %q, want 503 saying the agent is not connected", resp.StatusCode, body)
+	}
 	if got := httpGet(t, base+"/metrics"); !strings.Contains(got, "maestro_agent_bundles_applied_total 0") {
 		t.Errorf("/metrics does not show the agent's metrics:\n%s", got)
 	}

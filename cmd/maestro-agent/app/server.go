@@ -57,7 +57,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	if o.MetricsBindAddress != "0" {
-		stop, err := serveMetrics(ctx, o.MetricsBindAddress)
+		stop, err := serveMetrics(ctx, o.MetricsBindAddress, a.Ready)
 		if err != nil {
 			return err
 		}
@@ -66,8 +66,9 @@ func Run(ctx context.Context, o *Options) error {
 	return a.Run(ctx)
 }
 
-// serveMetrics serves /metrics and /healthz on address until stop is called.
-func serveMetrics(ctx context.Context, address string) (stop func(), err error) {
+// serveMetrics serves /metrics, /healthz (the process answers) and /readyz (ready says the agent works) on
+// address until stop is called.
+func serveMetrics(ctx context.Context, address string, ready func() error) (stop func(), err error) {
 	logger := klog.FromContext(ctx)
 	l, err := net.Listen("tcp", address)
 	if err != nil {
@@ -77,6 +78,15 @@ func serveMetrics(ctx context.Context, address string) (stop func(), err error) 
 	mux.Handle("/metrics", legacyregistry.Handler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if err := ready(); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(err.Error()))
+			return
+		}
 		_, _ = w.Write([]byte("ok"))
 	})
 	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

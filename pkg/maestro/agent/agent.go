@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -133,6 +134,10 @@ type Agent struct {
 	statusResyncNow chan struct{}
 	waiters         sync.WaitGroup
 
+	// connected says the MQTT session is up and subscribed; disconnectedSince when it last went down.
+	connected         atomic.Bool
+	disconnectedSince atomic.Pointer[time.Time]
+
 	mu      sync.Mutex
 	started bool
 	bundles map[string]*bundleState
@@ -236,6 +241,11 @@ func (a *Agent) Run(ctx context.Context) error {
 		OnEvent:       a.handleEvent,
 		OnInvalid:     a.handleInvalid,
 		OnConnect:     a.onConnect,
+		OnDisconnect: func() {
+			now := time.Now()
+			a.disconnectedSince.Store(&now)
+			a.connected.Store(false)
+		},
 	})
 	if err != nil {
 		return err
@@ -302,11 +312,24 @@ func (a *Agent) restore(ctx context.Context) error {
 // onConnect runs after every (re)connect: the source learns what the agent holds, and the statuses that
 // could not go out while disconnected go now.
 func (a *Agent) onConnect(context.Context) {
+	a.connected.Store(true)
 	a.watcher.Requeue()
 	select {
 	case a.resyncNow <- struct{}{}:
 	default:
 	}
+}
+
+// Ready says whether the agent is doing its work: it has loaded its records and holds a session with
+// the broker. It is what /readyz answers; an agent that is not ready says why.
+func (a *Agent) Ready() error {
+	if a.connected.Load() {
+		return nil
+	}
+	if since := a.disconnectedSince.Load(); since != nil {
+		return fmt.Errorf("not connected to the MQTT broker since %s", since.UTC().Format(time.RFC3339))
+	}
+	return errors.New("not connected to the MQTT broker yet (the management cluster's records load first)")
 }
 
 // handleInvalid counts and logs a message that is no valid event; there is nothing to answer it with.
