@@ -11,14 +11,12 @@ package delivery
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -50,13 +48,10 @@ type Options struct {
 	CreateDeadline time.Duration
 }
 
-const byUID = "uid"
-
 // Controller delivers HCPClusters.
 type Controller struct {
 	client    versioned.Interface
 	clusters  listers.HCPClusterLister
-	indexer   cache.Indexer
 	mcs       listers.ManagementClusterLister
 	nodePools listers.NodePoolLister
 	creds     listers.BreakglassCredentialLister
@@ -67,9 +62,8 @@ type Controller struct {
 	synced    []cache.InformerSynced
 	now       func() time.Time
 
-	mu sync.Mutex
-	// deleted holds the UIDs of clusters whose bundle the agent reported deleted.
-	deleted sets.Set[string]
+	// reports routes the agent's reports to the clusters, and knows which bundles it reported deleted.
+	reports *clusterstatus.Reports
 }
 
 func New(client versioned.Interface, clusters informers.HCPClusterInformer, mcs informers.ManagementClusterInformer,
@@ -79,44 +73,22 @@ func New(client versioned.Interface, clusters informers.HCPClusterInformer, mcs 
 		opts.CreateDeadline = time.Hour
 	}
 	c := &Controller{
-		client: client, clusters: clusters.Lister(), indexer: clusters.Informer().GetIndexer(), mcs: mcs.Lister(),
+		client: client, clusters: clusters.Lister(), mcs: mcs.Lister(),
 		nodePools: nodePools.Lister(), creds: creds.Lister(), catalog: catalog, publisher: publisher, opts: opts,
 		synced: []cache.InformerSynced{clusters.Informer().HasSynced, mcs.Informer().HasSynced,
 			nodePools.Informer().HasSynced, creds.Informer().HasSynced},
-		now:     time.Now,
-		deleted: sets.New[string](),
+		now: time.Now,
 	}
 	c.queue = clusterstatus.NewQueue("delivery", c.sync)
-	if err := clusters.Informer().AddIndexers(cache.Indexers{byUID: func(obj any) ([]string, error) {
-		if m, err := meta.Accessor(obj); err == nil {
-			return []string{string(m.GetUID())}, nil
-		}
-		return nil, nil
-	}}); err != nil {
+	c.reports = clusterstatus.NewReports(clusters.Informer().GetIndexer(), c.queue)
+	if err := clusters.Informer().AddIndexers(cache.Indexers{clusterstatus.ByUID: clusterstatus.IndexByUID}); err != nil {
 		return nil, err
 	}
 	if _, err := clusters.Informer().AddEventHandler(c.queue.Handler()); err != nil {
 		return nil, err
 	}
-	publisher.AddStatusHandler(c.onStatus)
+	publisher.AddStatusHandler(c.reports.OnStatus)
 	return c, nil
-}
-
-// onStatus runs on the MQTT reader: it only notes a delete and queues the cluster. The source reports the
-// bundles of node pools too; they are not the clusters' to note.
-func (c *Controller) onStatus(st source.BundleStatus) {
-	objs, err := c.indexer.ByIndex(byUID, st.ResourceID)
-	if err != nil || len(objs) == 0 {
-		return
-	}
-	if st.Deleted {
-		c.mu.Lock()
-		c.deleted.Insert(st.ResourceID)
-		c.mu.Unlock()
-	}
-	for _, obj := range objs {
-		c.queue.Enqueue(obj)
-	}
 }
 
 // Run gives the source every cluster's bundle, marks it synced, and delivers until ctx ends.
@@ -255,10 +227,7 @@ func (c *Controller) syncDelete(ctx context.Context, cluster *v1alpha1.HCPCluste
 		return err
 	}
 	if cluster.Status.ManagementCluster != "" {
-		c.mu.Lock()
-		done := c.deleted.Has(string(cluster.UID))
-		c.mu.Unlock()
-		if !done {
+		if !c.reports.Deleted(string(cluster.UID)) {
 			// The status handler queues the cluster again when the agent reports the delete done.
 			return c.publish(ctx, cluster)
 		}
@@ -267,9 +236,7 @@ func (c *Controller) syncDelete(ctx context.Context, cluster *v1alpha1.HCPCluste
 	updated.Finalizers = removeFinalizer(updated.Finalizers)
 	_, err := c.client.HcpV1alpha1().HCPClusters(cluster.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: "delivery"})
 	if err == nil {
-		c.mu.Lock()
-		c.deleted.Delete(string(cluster.UID))
-		c.mu.Unlock()
+		c.reports.Forget(string(cluster.UID))
 		klog.FromContext(ctx).V(2).Info("Deleted cluster", "cluster", klog.KObj(cluster))
 	}
 	return err

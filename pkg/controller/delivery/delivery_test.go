@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
@@ -26,13 +25,12 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 )
 
-// newTestController fills the listers and the fake clientset with objects by hand.
-func newTestController(t *testing.T, publisher *controllertest.RecordingPublisher, cluster *v1alpha1.HCPCluster, mc *v1alpha1.ManagementCluster) (*Controller, *fake.Clientset) {
+// newTestController fills the listers and the fake clientset with objects by hand; the clusters' informer
+// store is returned too, for a test to change what the controller sees.
+func newTestController(t *testing.T, publisher *controllertest.RecordingPublisher, cluster *v1alpha1.HCPCluster, mc *v1alpha1.ManagementCluster) (*Controller, *fake.Clientset, cache.Indexer) {
 	t.Helper()
 	client := fake.NewClientset(cluster, mc)
-	clusters := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{byUID: func(obj any) ([]string, error) {
-		return []string{string(obj.(*v1alpha1.HCPCluster).UID)}, nil
-	}})
+	clusters := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{clusterstatus.ByUID: clusterstatus.IndexByUID})
 	mcs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	empty := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	if err := clusters.Add(cluster); err != nil {
@@ -42,13 +40,14 @@ func newTestController(t *testing.T, publisher *controllertest.RecordingPublishe
 		t.Fatal(err)
 	}
 	c := &Controller{
-		client: client, clusters: listers.NewHCPClusterLister(clusters), indexer: clusters, mcs: listers.NewManagementClusterLister(mcs),
+		client: client, clusters: listers.NewHCPClusterLister(clusters), mcs: listers.NewManagementClusterLister(mcs),
 		nodePools: listers.NewNodePoolLister(empty), creds: listers.NewBreakglassCredentialLister(empty),
 		catalog: versioncatalog.Default(), publisher: publisher, opts: Options{CreateDeadline: time.Hour},
-		now: time.Now, deleted: sets.New[string](),
+		now: time.Now,
 	}
 	c.queue = clusterstatus.NewQueue("delivery", c.sync)
-	return c, client
+	c.reports = clusterstatus.NewReports(clusters, c.queue)
+	return c, client, clusters
 }
 
 func placedCluster() (*v1alpha1.HCPCluster, *v1alpha1.ManagementCluster) {
@@ -73,7 +72,7 @@ func TestNothingPublishedBeforeTheVersionIsResolvedForTheGeneration(t *testing.T
 	publisher := controllertest.NewRecordingPublisher()
 	cluster, mc := placedCluster()
 	cluster.Generation = 2 // VersionResolved is for generation 1
-	c, _ := newTestController(t, publisher, cluster, mc)
+	c, _, _ := newTestController(t, publisher, cluster, mc)
 	if _, err := c.sync(context.Background(), "ns/dev"); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +85,7 @@ func TestSyncPublishesTheBundleAndFinishesTheDelete(t *testing.T) {
 	ctx := context.Background()
 	publisher := controllertest.NewRecordingPublisher()
 	cluster, mc := placedCluster()
-	c, client := newTestController(t, publisher, cluster, mc)
+	c, client, clusters := newTestController(t, publisher, cluster, mc)
 
 	if _, err := c.sync(ctx, "ns/dev"); err != nil {
 		t.Fatal(err)
@@ -105,7 +104,7 @@ func TestSyncPublishesTheBundleAndFinishesTheDelete(t *testing.T) {
 	// Deleted: the bundle's delete goes out, and the finalizer stays until the agent reports it done.
 	deleting := cluster.DeepCopy()
 	deleting.DeletionTimestamp = ptr.To(metav1.Now())
-	if err := c.indexer.Update(deleting); err != nil {
+	if err := clusters.Update(deleting); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.sync(ctx, "ns/dev"); err != nil {
@@ -118,7 +117,7 @@ func TestSyncPublishesTheBundleAndFinishesTheDelete(t *testing.T) {
 	if len(stored.Finalizers) != 1 {
 		t.Fatalf("finalizers %v before the agent reported the delete, want the delivery finalizer kept", stored.Finalizers)
 	}
-	c.onStatus(source.BundleStatus{Consumer: "consumer-1", ResourceID: "uid-1", Deleted: true})
+	c.reports.OnStatus(source.BundleStatus{Consumer: "consumer-1", ResourceID: "uid-1", Deleted: true})
 	if _, err := c.sync(ctx, "ns/dev"); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +212,7 @@ func TestCreateDeadline(t *testing.T) {
 	publisher := controllertest.NewRecordingPublisher()
 	cluster, mc := placedCluster()
 	cluster.CreationTimestamp = metav1.NewTime(time.Now().Add(-2 * time.Hour))
-	c, client := newTestController(t, publisher, cluster, mc)
+	c, client, _ := newTestController(t, publisher, cluster, mc)
 	if _, err := c.sync(context.Background(), "ns/dev"); err != nil {
 		t.Fatal(err)
 	}

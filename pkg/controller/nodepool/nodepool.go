@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -31,15 +30,11 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions/hcp/v1alpha1"
 	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
-	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
 	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
-const (
-	byUID     = "uid"
-	byCluster = "cluster"
-)
+const byCluster = "cluster"
 
 // Controller delivers NodePools.
 type Controller struct {
@@ -54,9 +49,10 @@ type Controller struct {
 	queue     *clusterstatus.Queue
 	synced    []cache.InformerSynced
 
+	// reports routes the agent's reports to the pools, and knows which bundles it reported deleted.
+	reports *clusterstatus.Reports
+
 	mu sync.Mutex
-	// deleted holds the UIDs of pools whose bundle the agent reported deleted.
-	deleted sets.Set[string]
 	// consumers maps the UID of every pool applied since the start to its consumer, so that the bundle of a
 	// pool whose cluster is gone can still be deleted on the agent.
 	consumers map[string]string
@@ -68,11 +64,12 @@ func New(client versioned.Interface, pools informers.NodePoolInformer, clusters 
 	c := &Controller{
 		client: client, pools: pools.Lister(), indexer: pools.Informer().GetIndexer(), clusters: clusters.Lister(),
 		mcs: mcs.Lister(), catalog: catalog, publisher: publisher, render: renderOptions,
-		synced:  []cache.InformerSynced{pools.Informer().HasSynced, clusters.Informer().HasSynced, mcs.Informer().HasSynced},
-		deleted: sets.New[string](), consumers: map[string]string{},
+		synced:    []cache.InformerSynced{pools.Informer().HasSynced, clusters.Informer().HasSynced, mcs.Informer().HasSynced},
+		consumers: map[string]string{},
 	}
 	c.queue = clusterstatus.NewQueue("nodepool", c.sync)
-	if err := pools.Informer().AddIndexers(cache.Indexers{byUID: indexByUID, byCluster: indexByCluster}); err != nil {
+	c.reports = clusterstatus.NewReports(pools.Informer().GetIndexer(), c.queue)
+	if err := pools.Informer().AddIndexers(cache.Indexers{clusterstatus.ByUID: clusterstatus.IndexByUID, byCluster: indexByCluster}); err != nil {
 		return nil, err
 	}
 	if _, err := pools.Informer().AddEventHandler(c.queue.Handler()); err != nil {
@@ -86,15 +83,8 @@ func New(client versioned.Interface, pools informers.NodePoolInformer, clusters 
 	}); err != nil {
 		return nil, err
 	}
-	publisher.AddStatusHandler(c.onStatus)
+	publisher.AddStatusHandler(c.reports.OnStatus)
 	return c, nil
-}
-
-func indexByUID(obj any) ([]string, error) {
-	if np, ok := obj.(*v1alpha1.NodePool); ok {
-		return []string{string(np.UID)}, nil
-	}
-	return nil, nil
 }
 
 // indexByCluster keys a pool by the key of its cluster, <namespace>/<spec.clusterName>.
@@ -113,23 +103,6 @@ func (c *Controller) enqueuePoolsOf(obj any) {
 	pools, err := c.indexer.ByIndex(byCluster, key)
 	if err != nil {
 		return
-	}
-	for _, np := range pools {
-		c.queue.Enqueue(np)
-	}
-}
-
-// onStatus runs on the MQTT reader: it only notes a delete and queues the pool. The source reports the
-// bundles of clusters too; they are not the pools' to note.
-func (c *Controller) onStatus(st source.BundleStatus) {
-	pools, err := c.indexer.ByIndex(byUID, st.ResourceID)
-	if err != nil || len(pools) == 0 {
-		return
-	}
-	if st.Deleted {
-		c.mu.Lock()
-		c.deleted.Insert(st.ResourceID)
-		c.mu.Unlock()
 	}
 	for _, np := range pools {
 		c.queue.Enqueue(np)
@@ -285,8 +258,9 @@ func (c *Controller) syncDelete(ctx context.Context, np *v1alpha1.NodePool) erro
 		return err
 	}
 	id := string(np.UID)
+	done := c.reports.Deleted(id)
 	c.mu.Lock()
-	done, applied := c.deleted.Has(id), c.consumers[id]
+	applied := c.consumers[id]
 	c.mu.Unlock()
 	switch {
 	case consumer != "" && !done:
@@ -304,8 +278,8 @@ func (c *Controller) syncDelete(ctx context.Context, np *v1alpha1.NodePool) erro
 	updated.Finalizers = slices.DeleteFunc(updated.Finalizers, func(f string) bool { return f == v1alpha1.DeliveryFinalizer })
 	_, err = c.client.HcpV1alpha1().NodePools(np.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: clusterstatus.FieldManager(ctx)})
 	if err == nil {
+		c.reports.Forget(id)
 		c.mu.Lock()
-		c.deleted.Delete(id)
 		delete(c.consumers, id)
 		c.mu.Unlock()
 		klog.FromContext(ctx).V(2).Info("Deleted node pool", "nodePool", klog.KObj(np))

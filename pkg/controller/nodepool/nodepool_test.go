@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
@@ -74,7 +73,7 @@ func newTestController(t *testing.T, publisher *controllertest.RecordingPublishe
 		t.Fatal(err)
 	}
 	pools := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{
-		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, byUID: indexByUID, byCluster: indexByCluster,
+		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, clusterstatus.ByUID: clusterstatus.IndexByUID, byCluster: indexByCluster,
 	})
 	for _, np := range w.pools {
 		objects = append(objects, np)
@@ -86,9 +85,10 @@ func newTestController(t *testing.T, publisher *controllertest.RecordingPublishe
 	c := &Controller{
 		client: client, pools: listers.NewNodePoolLister(pools), indexer: pools, clusters: listers.NewHCPClusterLister(clusters),
 		mcs: listers.NewManagementClusterLister(mcs), catalog: versioncatalog.Default(), publisher: publisher,
-		deleted: sets.New[string](), consumers: map[string]string{},
+		consumers: map[string]string{},
 	}
 	c.queue = clusterstatus.NewQueue("nodepool", c.sync)
+	c.reports = clusterstatus.NewReports(pools, c.queue)
 	return c, client
 }
 
@@ -226,12 +226,12 @@ func TestDeletedPoolWaitsForTheAgent(t *testing.T) {
 		t.Fatalf("finalizers %v before the agent reported the delete, want the delivery finalizer kept", np.Finalizers)
 	}
 	// The cluster's own delete report is not the pool's.
-	c.onStatus(source.BundleStatus{Consumer: "consumer-1", ResourceID: "cluster-uid", Deleted: true})
+	c.reports.OnStatus(source.BundleStatus{Consumer: "consumer-1", ResourceID: "cluster-uid", Deleted: true})
 	c.mustSync(t, "ns/dev.workers")
 	if np := stored(t, client, "dev.workers"); len(np.Finalizers) != 1 {
 		t.Fatalf("finalizers %v after the cluster's bundle was deleted, want the pool's own delete awaited", np.Finalizers)
 	}
-	c.onStatus(source.BundleStatus{Consumer: "consumer-1", ResourceID: "pool-uid", Deleted: true})
+	c.reports.OnStatus(source.BundleStatus{Consumer: "consumer-1", ResourceID: "pool-uid", Deleted: true})
 	c.mustSync(t, "ns/dev.workers")
 	if np := stored(t, client, "dev.workers"); len(np.Finalizers) != 0 {
 		t.Errorf("finalizers %v after the agent reported the delete, want none", np.Finalizers)
