@@ -51,6 +51,19 @@ func startDeliveryStack(t *testing.T, sim hypershiftsim.Options, serverArgs ...s
 	return st
 }
 
+// exampleClusterUp applies the example HCPCluster and waits until it is Available; it returns its
+// namespace on the management cluster.
+func (st *deliveryStack) exampleClusterUp(t *testing.T) string {
+	t.Helper()
+	s := st.server
+	s.mustKubectl(t, "apply", "-f", filepath.Join(examplesDir, "10-hcpcluster.yaml"))
+	if out, err := s.kubectl(t, "wait", "--for=condition=Available", "hcpcluster/dev-cluster", "--timeout=50s"); err != nil {
+		desc, _ := s.kubectl(t, "get", "hcpcluster/dev-cluster", "-o", "yaml")
+		t.Fatalf("kubectl wait for the cluster: %v\n%s\n%s", err, out, desc)
+	}
+	return "ocm-dev-" + s.mustKubectl(t, "get", "hcpcluster/dev-cluster", "-o", "jsonpath={.status.clusterID}")
+}
+
 func (st *deliveryStack) startServer(t *testing.T) {
 	t.Helper()
 	st.server = &server{

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,25 +18,20 @@ var hostedClusters = schema.GroupVersionResource{Group: "hypershift.openshift.io
 
 // TestClusterComesUpAndGoes is the README's quick start: a server, an agent for a management cluster
 // of one's own, and kubectl. The cluster is placed, delivered and reported Available by the HyperShift
-// simulator through the agent; it is upgraded to the next minor; deleting it removes its control plane namespace from the management
-// cluster before the cluster itself is gone.
+// simulator through the agent; it is upgraded to the next minor; deleting it removes its control plane
+// namespace from the management cluster before the cluster itself is gone.
 func TestClusterComesUpAndGoes(t *testing.T) {
 	// The server, an agent for mc-eastus-1 (applied already), its management cluster and the simulator.
 	st := startDeliveryStack(t, hypershiftsim.Options{})
 	mc, s := st.mc, st.server
 
-	s.mustKubectl(t, "apply", "-f", filepath.Join(examplesDir, "00-managementcluster.yaml"), "-f", filepath.Join(examplesDir, "10-hcpcluster.yaml"))
-	if out, err := s.kubectl(t, "wait", "--for=condition=Available", "hcpcluster/dev-cluster", "--timeout=50s"); err != nil {
-		desc, _ := s.kubectl(t, "get", "hcpcluster/dev-cluster", "-o", "yaml")
-		t.Fatalf("kubectl wait: %v\n%s\n%s", err, out, desc)
-	}
+	clusterNamespace := st.exampleClusterUp(t)
 	state := s.mustKubectl(t, "get", "hcpcluster/dev-cluster", "-o",
 		"jsonpath={.status.provisioningState} {.status.managementCluster} {.status.version.actual} {.status.clusterID} {.status.api.url}")
 	fields := strings.Fields(state)
 	if len(fields) != 5 || fields[0] != "Succeeded" || fields[1] != "mc-eastus-1" || fields[2] != "4.20.8" || !strings.HasPrefix(fields[4], "https://") {
 		t.Fatalf("cluster status %q; want Succeeded on mc-eastus-1 at 4.20.8 with an API URL", state)
 	}
-	clusterNamespace := "ocm-dev-" + fields[3]
 	hc, err := mc.Dynamic.Resource(hostedClusters).Namespace(clusterNamespace).Get(t.Context(), "dev", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the HostedCluster on the management cluster: %v", err)

@@ -27,12 +27,7 @@ func TestNodePoolComesUpScalesAndGoes(t *testing.T) {
 	st := startDeliveryStack(t, hypershiftsim.Options{})
 	mc, s := st.mc, st.server
 
-	s.mustKubectl(t, "apply", "-f", filepath.Join(examplesDir, "00-managementcluster.yaml"), "-f", filepath.Join(examplesDir, "10-hcpcluster.yaml"))
-	if out, err := s.kubectl(t, "wait", "--for=condition=Available", "hcpcluster/dev-cluster", "--timeout=150s"); err != nil {
-		desc, _ := s.kubectl(t, "get", "hcpcluster/dev-cluster", "-o", "yaml")
-		t.Fatalf("kubectl wait for the cluster: %v\n%s\n%s", err, out, desc)
-	}
-	clusterNamespace := "ocm-dev-" + s.mustKubectl(t, "get", "hcpcluster/dev-cluster", "-o", "jsonpath={.status.clusterID}")
+	clusterNamespace := st.exampleClusterUp(t)
 
 	s.mustKubectl(t, "apply", "-f", filepath.Join(examplesDir, "20-nodepool.yaml"))
 	waitPool := func(condition string, pools ...string) {
