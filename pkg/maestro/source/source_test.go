@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -430,16 +431,50 @@ func TestBrokerRestart(t *testing.T) {
 
 	// After reconnecting, the source asks for the statuses it may have missed, with the hashes it holds:
 	// when it reconnects, and when the agent resyncs after its own reconnect (whichever of the two
-	// reconnected first, the second request reaches it).
+	// reconnected first, the second request reaches it). A request without hashes may still be on its
+	// way from the first connect, when the source held no status yet. Generation 2 reaches the agent as
+	// the retried update, or, when the agent resubscribed only after that went out, in the answer to its
+	// resync; either may come before the status resync request.
 	agent.awaitConnect()
 	agent.resync()
-	req := agent.next(protocol.StatusResyncRequest)
-	hashes, err := req.StatusHashes()
-	if err != nil || len(hashes.Hashes) != 1 || hashes.Hashes[0] != (protocol.ResourceStatusHash{ResourceID: "uid-1", StatusHash: "hash-1"}) {
-		t.Fatalf("status resync request with %+v (%v), want uid-1's hash-1", hashes, err)
+	wantHashes := []protocol.ResourceStatusHash{{ResourceID: "uid-1", StatusHash: "hash-1"}}
+	askedForStatuses := false
+	var generation int64
+	var manifests []json.RawMessage
+	deadline := time.After(timeout)
+	for !askedForStatuses || generation < 2 {
+		var e protocol.Event
+		select {
+		case e = <-agent.events:
+		case <-deadline:
+			t.Fatalf("after the restart the agent was asked for statuses: %v, and got generation %d; want a status resync request with uid-1's hash-1 and generation 2",
+				askedForStatuses, generation)
+		}
+		switch e.EventType() {
+		case protocol.StatusResyncRequest:
+			hashes, err := e.StatusHashes()
+			switch {
+			case err != nil:
+				t.Fatal(err)
+			case len(hashes.Hashes) == 0:
+			case !slices.Equal(hashes.Hashes, wantHashes):
+				t.Fatalf("status resync request with %+v, want uid-1's hash-1", hashes.Hashes)
+			default:
+				askedForStatuses = true
+			}
+		case protocol.SpecUpdateRequest, protocol.SpecResyncResponse:
+			if e.ResourceID() != "uid-1" || e.ResourceVersion() < generation {
+				continue
+			}
+			b, err := e.ManifestBundle()
+			if err != nil {
+				t.Fatal(err)
+			}
+			generation, manifests = e.ResourceVersion(), b.Manifests
+		}
 	}
-	if update := agent.next(protocol.SpecUpdateRequest); update.ResourceVersion() != 2 {
-		t.Fatalf("after the restart the agent got generation %d, want 2", update.ResourceVersion())
+	if want := testBundle(t, "two").Manifests; generation != 2 || len(manifests) != 1 || string(manifests[0]) != string(want[0]) {
+		t.Errorf("after the restart the agent holds generation %d with %s, want generation 2 with %s", generation, manifests, want)
 	}
 }
 
