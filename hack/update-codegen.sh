@@ -5,7 +5,16 @@ set -o errexit -o nounset -o pipefail
 
 SCRIPT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${SCRIPT_ROOT}"
-CODEGEN_PKG=${CODEGEN_PKG:-$(go list -m -f '{{.Dir}}' k8s.io/code-generator)}
+
+# module_dir prints where module $1 (of the module in the current directory) lies in the module
+# cache, downloading it first: "go list -m -f {{.Dir}}" alone prints nothing for a module that is
+# not downloaded yet, as on a fresh machine or in CI, which runs with an empty module cache.
+module_dir() {
+    go mod download "$1"
+    go list -m -f '{{.Dir}}' "$1"
+}
+
+CODEGEN_PKG=${CODEGEN_PKG:-$(module_dir k8s.io/code-generator)}
 THIS_PKG=github.com/aro-hcp/hcp-apiserver
 BOILERPLATE="${SCRIPT_ROOT}/hack/boilerplate.go.txt"
 
@@ -63,8 +72,8 @@ kube::codegen::gen_client \
         ./cmd/go-to-protobuf ./cmd/go-to-protobuf/protoc-gen-gogo )
     GOBIN="${PB_TMP}/bin" GO111MODULE=on go install \
         "golang.org/x/tools/cmd/goimports@$(go list -m -f '{{.Version}}' golang.org/x/tools)"
-    GOGO_DIR=$(cd "${CODEGEN_PKG}" && GO111MODULE=on go list -m -f '{{.Dir}}' github.com/gogo/protobuf)
-    APIMACHINERY_DIR=$(GO111MODULE=on go list -m -f '{{.Dir}}' k8s.io/apimachinery)
+    GOGO_DIR=$(cd "${CODEGEN_PKG}" && module_dir github.com/gogo/protobuf)
+    APIMACHINERY_DIR=$(module_dir k8s.io/apimachinery)
 
     # go-to-protobuf wants a GOPATH-like tree: <output-dir>/<import path>/generated.proto.
     mkdir -p "${PB_TMP}/src/$(dirname "${THIS_PKG}")" "${PB_TMP}/src/k8s.io" "${PB_TMP}/src/github.com/gogo"
