@@ -45,18 +45,23 @@ func ValidateManagementClusterStatusUpdate(newMC, oldMC *hcp.ManagementCluster) 
 }
 
 func validateManagementClusterSpec(spec *hcp.ManagementClusterSpec, fldPath *field.Path) field.ErrorList {
-	const consumerNameMsg = "must be lowercase letters, digits and '-', start and end with a letter or digit, such as mgmt-eastus-1"
-	var allErrs field.ErrorList
-	p := fldPath.Child("consumerName")
-	switch {
-	case spec.ConsumerName == "":
-		allErrs = append(allErrs, field.Required(p, consumerNameMsg))
-	case len(spec.ConsumerName) > consumerNameMaxLength:
-		allErrs = append(allErrs, field.TooLong(p, spec.ConsumerName, consumerNameMaxLength))
-	case !consumerNameRegexp.MatchString(spec.ConsumerName):
-		allErrs = append(allErrs, field.Invalid(p, spec.ConsumerName, consumerNameMsg))
-	}
+	allErrs := ValidateConsumerName(spec.ConsumerName, fldPath.Child("consumerName"))
 	allErrs = append(allErrs, validateRegion(fldPath.Child("location"), spec.Location)...)
 	allErrs = append(allErrs, validateRange(fldPath.Child("capacity"), spec.Capacity, 1, maxCapacity)...)
 	return allErrs
+}
+
+// ValidateConsumerName validates a Maestro consumer name, which is a segment of the agent's MQTT topics
+// and the common name of its client certificate.
+func ValidateConsumerName(name string, fldPath *field.Path) field.ErrorList {
+	const msg = "must be lowercase letters, digits and '-', start and end with a letter or digit, such as mgmt-eastus-1"
+	switch {
+	case name == "":
+		return field.ErrorList{field.Required(fldPath, msg)}
+	case len(name) > consumerNameMaxLength:
+		return field.ErrorList{field.TooLong(fldPath, name, consumerNameMaxLength)}
+	case !consumerNameRegexp.MatchString(name):
+		return field.ErrorList{field.Invalid(fldPath, name, msg)}
+	}
+	return nil
 }

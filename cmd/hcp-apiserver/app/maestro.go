@@ -12,9 +12,11 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/util/cert"
 	"k8s.io/klog/v2"
 
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/validation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/broker"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
@@ -163,6 +165,11 @@ type agentBundleOptions struct {
 func (a *agentBundleOptions) writeAgentBundle() error {
 	if a.consumer == "" {
 		return errors.New("--consumer is required: the ManagementCluster name the agent serves")
+	}
+	// The consumer name is the common name of the agent's certificate and a segment of its topics: one
+	// that no ManagementCluster may carry as spec.consumerName would issue credentials nobody can use.
+	if errs := validation.ValidateConsumerName(a.consumer, field.NewPath("--consumer")); len(errs) > 0 {
+		return fmt.Errorf("%w (it is the spec.consumerName of the ManagementCluster the agent serves)", errs.ToAggregate())
 	}
 	if a.output == "" {
 		return errors.New("--output is required")
