@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/anonymous"
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/apiserver/pkg/authentication/request/x509"
@@ -36,11 +37,13 @@ func (p *PKI) Authenticator() (authenticator.Request, dynamiccertificates.CACont
 	for _, p := range HealthPaths {
 		conditions = append(conditions, apiserver.AnonymousAuthCondition{Path: p})
 	}
-	certs := x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion)
+	// Every user the CA vouches for is in system:authenticated, as kube-apiserver does it, whatever
+	// groups the certificate names: that group is what may read discovery.
+	certs := group.NewAuthenticatedGroupAdder(x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion))
 	return union.New(certs, anonymous.NewAuthenticator(conditions)), ca, nil
 }
 
-// DiscoveryPaths may be read by every authenticated user, as kube-apiserver's
+// DiscoveryPaths may be read by every authenticated user (system:authenticated), as kube-apiserver's
 // system:discovery role allows, so that kubectl gets far enough to show a user
 // the precise reason a request is forbidden.
 var DiscoveryPaths = []string{"/api", "/api/*", "/apis", "/apis/*", "/version", "/openapi/*"}

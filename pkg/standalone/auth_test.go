@@ -2,10 +2,14 @@ package standalone
 
 import (
 	"context"
+	"crypto/tls"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/client-go/util/cert"
 )
 
 func TestAuthorizer(t *testing.T) {
@@ -43,6 +47,57 @@ func TestAuthorizer(t *testing.T) {
 		conditional := authz.ConditionsAwareAuthorize(context.Background(), tc.attrs)
 		if got := conditional.IsAllow(); got != tc.allow {
 			t.Errorf("%s (conditions aware): allowed %v, want %v", tc.name, got, tc.allow)
+		}
+	}
+}
+
+// A user with a certificate from the server's CA reads discovery whatever groups the certificate names,
+// and nothing else; a request without credentials reads only the health paths.
+func TestAuthenticatedUsersReadDiscovery(t *testing.T) {
+	pki := NewPKI(t.TempDir())
+	if err := pki.Ensure([]string{"localhost"}); err != nil {
+		t.Fatal(err)
+	}
+	authn, _, err := pki.Authenticator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	authz, err := Authorizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, _, err := IssueClientCertificate(pki.CACert, pki.CAKey, "alice", []string{"developers"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certs, err := cert.ParseCertsPEM(certPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		tls   *tls.ConnectionState
+		path  string
+		allow bool
+	}{
+		{"alice of developers reads /apis", &tls.ConnectionState{PeerCertificates: certs}, "/apis/hcp.aro.azure.com/v1alpha1", true},
+		{"alice of developers reads /version", &tls.ConnectionState{PeerCertificates: certs}, "/version", true},
+		{"alice of developers reads /metrics", &tls.ConnectionState{PeerCertificates: certs}, "/metrics", false},
+		{"no certificate reads /apis", nil, "/apis", false},
+		{"no certificate reads /readyz", nil, "/readyz", true},
+	} {
+		req := httptest.NewRequest(http.MethodGet, tc.path, nil)
+		req.TLS = tc.tls
+		resp, ok, err := authn.AuthenticateRequest(req)
+		if err != nil || !ok {
+			if tc.allow {
+				t.Errorf("%s: not authenticated (%v)", tc.name, err)
+			}
+			continue
+		}
+		decision, reason, _ := authz.Authorize(context.Background(), authorizer.AttributesRecord{User: resp.User, Verb: "get", Path: tc.path})
+		if got := decision == authorizer.DecisionAllow; got != tc.allow {
+			t.Errorf("%s as %s in %v: allowed %v (%q), want %v", tc.name, resp.User.GetName(), resp.User.GetGroups(), got, reason, tc.allow)
 		}
 	}
 }

@@ -54,6 +54,11 @@ func TestServerRefusesUnknownClients(t *testing.T) {
 		if out := as(t, "--client-certificate", cert, "--client-key", key); !strings.Contains(out, "Error from server (Forbidden)") {
 			t.Errorf("a known user outside system:masters was not refused as Forbidden:\n%s", out)
 		}
+		out, err := kubectl(t, "--kubeconfig", os.DevNull, "--server", s.URL, "--insecure-skip-tls-verify",
+			"--client-certificate", cert, "--client-key", key, "get", "--raw", "/apis/hcp.aro.azure.com/v1alpha1")
+		if err != nil || !strings.Contains(out, `"name":"hcpclusters"`) {
+			t.Errorf("a known user outside system:masters does not read discovery: %v\n%s", err, out)
+		}
 	})
 }
 
