@@ -5,12 +5,26 @@ GO ?= go
 TEST_TIMEOUT ?= 60m
 export PATH := $(PATH):/usr/sbin
 
-.PHONY: all build test test-deps verify vet unit bench codegen clean
+.PHONY: all build version test test-deps verify vet unit bench codegen clean
+
+# The version the binaries report (/version, --version): git describe of the nearest v* tag
+# (v0.3.0, v0.3.0-5-g0123abc), or v0.0.0-dev+<commit> before the first tag; semver either way, as
+# kubectl requires of a server. Builds without these flags (go run) report the module's version.
+GIT_VERSION ?= $(shell git describe --tags --match 'v[0-9]*' 2>/dev/null || echo "v0.0.0-dev+$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)")
+GIT_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+GIT_TREE_STATE ?= $(shell test -z "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo clean || echo dirty)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+VERSION_PKG := github.com/aro-hcp/hcp-apiserver/pkg/version
+LDFLAGS := -X $(VERSION_PKG).gitVersion=$(GIT_VERSION) -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) \
+	-X $(VERSION_PKG).gitTreeState=$(GIT_TREE_STATE) -X $(VERSION_PKG).buildDate=$(BUILD_DATE)
 
 all: build
 
 build:
-	$(GO) build -o _output/bin/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o _output/bin/ ./cmd/...
+
+version:
+	@echo $(GIT_VERSION)
 
 test: test-deps verify build
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...

@@ -192,7 +192,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	cfg.OpenAPIV3Config.Info.Title = "hcp-apiserver"
 	cfg.OpenAPIV3Config.Info.Version = v1alpha1.SchemeGroupVersion.Version
 	cfg.FeatureGate = o.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
-	cfg.EffectiveVersion = o.ComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent)
+	cfg.EffectiveVersion = withBuildVersion(o.ComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent))
 
 	// The plugins read the server's own resources through informers on its loopback client.
 	var hcpInformers informers.SharedInformerFactory

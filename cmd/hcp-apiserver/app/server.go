@@ -16,6 +16,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/embeddedetcd"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
+	"github.com/aro-hcp/hcp-apiserver/pkg/version"
 )
 
 // NewCommand returns the hcp-apiserver command.
@@ -45,6 +46,7 @@ once it is ready to serve. Otherwise it runs aggregated behind kube-apiserver.`,
 	}
 	cmd.SetContext(ctx)
 	o.AddFlags(cmd.Flags())
+	version.AddFlag(cmd)
 	cmd.AddCommand(newAgentBundleCommand())
 	return cmd
 }

@@ -17,6 +17,7 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/agent"
+	"github.com/aro-hcp/hcp-apiserver/pkg/version"
 )
 
 // NewCommand returns the maestro-agent command; it runs until ctx ends.
@@ -40,6 +41,7 @@ URL, CA, client certificate and key and the consumer name one by one.`,
 	}
 	cmd.SetContext(ctx)
 	o.AddFlags(cmd.Flags())
+	version.AddFlag(cmd)
 	return cmd
 }
 
