@@ -34,6 +34,19 @@ const (
 // has Delivered and Progressing, as an HCPCluster does.
 const ConditionReady = "Ready"
 
+// Reasons of a NodePool's Ready condition while it is False before HyperShift reports the pool's nodes:
+// they say what the pool waits for.
+const (
+	// NodePoolReasonClusterNotReady: the pool's HCPCluster is not placed on a management cluster, its
+	// HostedCluster is not applied there, or its version is not resolved yet.
+	NodePoolReasonClusterNotReady = "ClusterNotReady"
+	// NodePoolReasonWaitingForDelivery: the pool's bundle is published; its agent has not reported it
+	// applied yet.
+	NodePoolReasonWaitingForDelivery = "WaitingForDelivery"
+	// NodePoolReasonProvisioning: the pool's HyperShift NodePool is applied; its nodes are not ready yet.
+	NodePoolReasonProvisioning = "Provisioning"
+)
+
 // DeliveryFinalizer keeps a deleted HCPCluster or NodePool until the objects delivered for it are gone
 // from its management cluster.
 const DeliveryFinalizer = "hcp.aro.azure.com/delivery"

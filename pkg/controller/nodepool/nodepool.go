@@ -191,24 +191,30 @@ func (c *Controller) release(cluster *v1alpha1.HCPCluster, np *v1alpha1.NodePool
 }
 
 // publish hands the source the pool's bundle, or its delete, and says whether it did. A pool of a cluster
-// not placed or not delivered yet has nothing to publish; one that cannot be rendered is Failed.
+// not placed or not delivered yet has nothing to publish, and says so in its Ready condition; one that
+// cannot be rendered is Failed.
 func (c *Controller) publish(ctx context.Context, np *v1alpha1.NodePool) (bool, error) {
 	cluster, consumer, err := c.placement(np)
-	if err != nil || consumer == "" {
+	if err != nil {
 		return false, err
 	}
 	id := string(np.UID)
 	if np.DeletionTimestamp != nil {
+		if consumer == "" {
+			return false, nil
+		}
 		return true, c.publisher.Delete(consumer, id)
 	}
-	if !clusterDelivered(cluster) {
-		return false, nil
+	if why := clusterNotReady(np, cluster, consumer); why != "" {
+		return false, c.waiting(ctx, np, v1alpha1.NodePoolReasonClusterNotReady, why)
 	}
 	image, v, ok := c.release(cluster, np)
 	switch {
 	case !ok && v == "":
 		// The pool follows its cluster, whose version is not resolved yet.
-		return false, nil
+		return false, c.waiting(ctx, np, v1alpha1.NodePoolReasonClusterNotReady,
+			withCondition(fmt.Sprintf("cluster %s is %s; its version %s is not resolved yet", cluster.Name, state(cluster), cluster.Spec.Version.ID),
+				cluster, v1alpha1.ConditionVersionResolved))
 	case !ok:
 		return false, c.failed(ctx, np, "VersionNotInCatalog",
 			fmt.Sprintf("the version catalog has no release %s; pick another spec.version.id", v))
@@ -223,10 +229,51 @@ func (c *Controller) publish(ctx context.Context, np *v1alpha1.NodePool) (bool, 
 	return true, c.publisher.Apply(consumer, id, np.Generation, bundle)
 }
 
+// clusterNotReady says why the cluster of a pool cannot take it yet, in its state and the words of its
+// controllers, or returns "" once the cluster's HostedCluster is applied.
+func clusterNotReady(np *v1alpha1.NodePool, cluster *v1alpha1.HCPCluster, consumer string) string {
+	switch {
+	case cluster == nil:
+		return fmt.Sprintf("cluster %s does not exist", np.Spec.ClusterName)
+	case cluster.DeletionTimestamp != nil:
+		return fmt.Sprintf("cluster %s is being deleted", cluster.Name)
+	case consumer == "":
+		return withCondition(fmt.Sprintf("cluster %s is %s and not placed on a management cluster yet", cluster.Name, state(cluster)),
+			cluster, v1alpha1.ConditionPlaced)
+	case !clusterDelivered(cluster):
+		return withCondition(fmt.Sprintf("cluster %s is %s; its HostedCluster is not applied on management cluster %s yet",
+			cluster.Name, state(cluster), cluster.Status.ManagementCluster), cluster, v1alpha1.ConditionDelivered)
+	}
+	return ""
+}
+
+// state is the provisioning state of a cluster as kubectl shows it.
+func state(cluster *v1alpha1.HCPCluster) v1alpha1.ProvisioningState {
+	if cluster.Status.ProvisioningState == "" {
+		return v1alpha1.ProvisioningStateAccepted
+	}
+	return cluster.Status.ProvisioningState
+}
+
+// withCondition adds to what a pool waits for the message of the cluster's condition that is not True yet.
+func withCondition(why string, cluster *v1alpha1.HCPCluster, conditionType string) string {
+	if c := meta.FindStatusCondition(cluster.Status.Conditions, conditionType); c != nil && c.Status != metav1.ConditionTrue && c.Message != "" {
+		return why + ": " + c.Message
+	}
+	return why
+}
+
+// waiting says in the pool's Ready condition what the pool waits for.
+func (c *Controller) waiting(ctx context.Context, np *v1alpha1.NodePool, reason, message string) error {
+	_, err := updateStatus(ctx, c.client, np, func(np *v1alpha1.NodePool) { setWaiting(np, reason, message) })
+	return err
+}
+
 // failed records that the pool's spec cannot be delivered as it is: the user has to change it.
 func (c *Controller) failed(ctx context.Context, np *v1alpha1.NodePool, reason, message string) error {
 	_, err := updateStatus(ctx, c.client, np, func(np *v1alpha1.NodePool) {
 		setCondition(np, v1alpha1.ConditionDelivered, metav1.ConditionFalse, reason, message)
+		setWaiting(np, reason, message)
 		np.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
 	})
 	return err

@@ -123,28 +123,60 @@ func hyperShiftReplicas(t *testing.T, b *protocol.ManifestBundle) int32 {
 	return np.Spec.Replicas
 }
 
+// A pool whose cluster cannot take it yet publishes nothing, and says in Ready what it waits for: the
+// cluster's state and what its controllers said.
 func TestPoolWaitsForItsClusterToBeDelivered(t *testing.T) {
-	for name, change := range map[string]func(*v1alpha1.HCPCluster){
-		"not placed": func(c *v1alpha1.HCPCluster) {
-			c.Status = v1alpha1.HCPClusterStatus{ProvisioningState: v1alpha1.ProvisioningStateAccepted}
+	for name, tc := range map[string]struct {
+		change func(*v1alpha1.HCPCluster, *v1alpha1.NodePool)
+		want   string
+	}{
+		"not placed": {
+			change: func(c *v1alpha1.HCPCluster, _ *v1alpha1.NodePool) {
+				c.Status = v1alpha1.HCPClusterStatus{ProvisioningState: v1alpha1.ProvisioningStateAccepted, Conditions: []metav1.Condition{{
+					Type: v1alpha1.ConditionPlaced, Status: metav1.ConditionFalse, Reason: "NoManagementCluster",
+					Message: "no schedulable management cluster in eastus with free capacity and a connected agent; full: mc-1",
+				}}}
+			},
+			want: "cluster dev is Accepted and not placed on a management cluster yet: no schedulable management cluster in eastus with free capacity and a connected agent; full: mc-1",
 		},
-		"placed, its bundle not applied yet": func(c *v1alpha1.HCPCluster) {
-			c.Status.ObservedGeneration = 0
-			c.Status.Conditions[0].Status, c.Status.Conditions[0].Reason = metav1.ConditionFalse, "Pending"
+		"placed, its bundle not applied yet": {
+			change: func(c *v1alpha1.HCPCluster, _ *v1alpha1.NodePool) {
+				c.Status.ProvisioningState, c.Status.ObservedGeneration = v1alpha1.ProvisioningStateProvisioning, 0
+				c.Status.Conditions[0].Status, c.Status.Conditions[0].Reason = metav1.ConditionFalse, "Pending"
+				c.Status.Conditions[0].Message = "waiting for the agent of consumer-1 to report generation 1"
+			},
+			want: "cluster dev is Provisioning; its HostedCluster is not applied on management cluster mc-1 yet: waiting for the agent of consumer-1 to report generation 1",
 		},
-		"being deleted": func(c *v1alpha1.HCPCluster) { c.DeletionTimestamp = ptr.To(metav1.Now()) },
+		"placed, its version not resolved": {
+			change: func(c *v1alpha1.HCPCluster, np *v1alpha1.NodePool) {
+				np.Spec.Version.ID = ""
+				c.Status.ProvisioningState, c.Status.Version.Desired = v1alpha1.ProvisioningStateAccepted, ""
+				c.Status.Conditions = append(c.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionVersionResolved,
+					Status: metav1.ConditionFalse, Reason: "NotInCatalog", Message: "the version catalog offers no 4.20 release in channel group stable"})
+			},
+			want: "cluster dev is Accepted; its version 4.20 is not resolved yet: the version catalog offers no 4.20 release in channel group stable",
+		},
+		"being deleted": {
+			change: func(c *v1alpha1.HCPCluster, _ *v1alpha1.NodePool) { c.DeletionTimestamp = ptr.To(metav1.Now()) },
+			want:   "cluster dev is being deleted",
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			publisher := controllertest.NewRecordingPublisher()
 			w := deliveredCluster()
-			change(w.cluster)
+			tc.change(w.cluster, w.pools[0])
 			c, client := newTestController(t, publisher, w)
 			c.mustSync(t, "ns/dev.workers")
 			if len(publisher.Applied) != 0 {
 				t.Errorf("published %v for a pool whose cluster is %s", publisher.Applied, name)
 			}
-			if np := stored(t, client, "dev.workers"); np.Status.ProvisioningState != v1alpha1.ProvisioningStateAccepted || len(np.Status.Conditions) != 0 {
-				t.Errorf("status %+v, want Accepted and nothing else while the cluster is %s", np.Status, name)
+			np := stored(t, client, "dev.workers")
+			if np.Status.ProvisioningState != v1alpha1.ProvisioningStateAccepted || len(np.Status.Conditions) != 1 {
+				t.Errorf("status %+v, want Accepted and only Ready while the cluster is %s", np.Status, name)
+			}
+			r := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionReady)
+			if r == nil || r.Status != metav1.ConditionFalse || r.Reason != v1alpha1.NodePoolReasonClusterNotReady || r.Message != tc.want || r.ObservedGeneration != 1 {
+				t.Errorf("Ready %+v, want False, ClusterNotReady, %q", r, tc.want)
 			}
 		})
 	}
@@ -179,6 +211,10 @@ func TestSyncPublishesEachGenerationOfThePool(t *testing.T) {
 	if d := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionDelivered); d == nil || d.Reason != "Pending" {
 		t.Errorf("Delivered %+v, want Pending until the agent reports", d)
 	}
+	if r := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != v1alpha1.NodePoolReasonWaitingForDelivery ||
+		r.Message != "waiting for the agent of consumer-1 to report generation 1" {
+		t.Errorf("Ready %+v, want WaitingForDelivery, naming the agent and the generation", r)
+	}
 
 	// Scaled: the same bundle at the pool's next generation.
 	scaled := w.pools[0].DeepCopy()
@@ -209,6 +245,9 @@ func TestUndeliverablePoolFails(t *testing.T) {
 	d := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionDelivered)
 	if np.Status.ProvisioningState != v1alpha1.ProvisioningStateFailed || d == nil || d.Reason != "RenderFailed" || !strings.Contains(d.Message, "spec.autoScaling.min") {
 		t.Errorf("provisioningState %s, Delivered %+v; want Failed, RenderFailed naming spec.autoScaling.min", np.Status.ProvisioningState, d)
+	}
+	if r := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != "RenderFailed" || r.Message != d.Message {
+		t.Errorf("Ready %+v, want RenderFailed with Delivered's message", r)
 	}
 }
 
@@ -310,9 +349,11 @@ func nodePoolStatus(generation int64, applied bool, ready string, replicas int64
 		return protocol.FeedbackValue{Name: name, Value: protocol.FieldValue{Type: protocol.ValueString, String: ptr.To(s)}}
 	}
 	values := []protocol.FeedbackValue{
-		value(render.FeedbackReady, ready), value(render.FeedbackReadyMessage, "as reported"),
 		value(render.FeedbackUpdatingVersion, updatingVersion), value(render.FeedbackUpdatingConfig, "False"),
 		{Name: render.FeedbackReplicas, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: &replicas}},
+	}
+	if ready != "" {
+		values = append(values, value(render.FeedbackReady, ready), value(render.FeedbackReadyMessage, "as reported"))
 	}
 	if version != "" {
 		values = append(values, value(render.FeedbackVersion, version))
@@ -335,36 +376,62 @@ func TestApplyReport(t *testing.T) {
 		desired     string
 		report      *source.BundleStatus
 		wantState   v1alpha1.ProvisioningState
-		delivered   string // reason of Delivered
+		before      *metav1.Condition // Ready before the report
+		delivered   string            // reason of Delivered
 		ready       metav1.ConditionStatus
+		readyReason string
+		readyMsg    string
 		progressing string // reason of Progressing
 		replicas    int32
 	}{
 		{name: "nothing reported yet", generation: 1, state: v1alpha1.ProvisioningStateAccepted, desired: "4.20.8",
-			wantState: v1alpha1.ProvisioningStateAccepted, delivered: "Pending"},
+			wantState: v1alpha1.ProvisioningStateAccepted, delivered: "Pending",
+			ready: metav1.ConditionFalse, readyReason: "WaitingForDelivery", readyMsg: "waiting for the agent of consumer-1 to report generation 1"},
+		{name: "applied, nothing of the nodes reported yet", generation: 1, state: v1alpha1.ProvisioningStateAccepted, desired: "4.20.8",
+			report:    ptr.To(nodePoolStatus(1, true, "", 0, "", "False")),
+			wantState: v1alpha1.ProvisioningStateProvisioning, delivered: "Applied", progressing: "WaitingForNodes",
+			ready: metav1.ConditionFalse, readyReason: "Provisioning", readyMsg: "generation 1 is applied on consumer-1; waiting for its nodes"},
 		{name: "applied, machines booting", generation: 1, state: v1alpha1.ProvisioningStateAccepted, desired: "4.20.8",
 			report:    ptr.To(nodePoolStatus(1, true, "False", 0, "", "False")),
-			wantState: v1alpha1.ProvisioningStateProvisioning, delivered: "Applied", ready: metav1.ConditionFalse, progressing: "WaitingForNodes"},
+			wantState: v1alpha1.ProvisioningStateProvisioning, delivered: "Applied", progressing: "WaitingForNodes",
+			ready: metav1.ConditionFalse, readyReason: "Provisioning", readyMsg: "as reported"},
 		{name: "ready at the desired version", generation: 1, state: v1alpha1.ProvisioningStateProvisioning, desired: "4.20.8",
 			report:    ptr.To(nodePoolStatus(1, true, "True", 3, "4.20.8", "False")),
-			wantState: v1alpha1.ProvisioningStateSucceeded, delivered: "Applied", ready: metav1.ConditionTrue, progressing: "AsDesired", replicas: 3},
+			wantState: v1alpha1.ProvisioningStateSucceeded, delivered: "Applied", progressing: "AsDesired", replicas: 3,
+			ready: metav1.ConditionTrue, readyReason: "NodePoolReady", readyMsg: "as reported"},
+		{name: "no longer ready", generation: 1, state: v1alpha1.ProvisioningStateSucceeded, desired: "4.20.8",
+			before:    &metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "NodePoolReady"},
+			report:    ptr.To(nodePoolStatus(1, true, "False", 2, "4.20.8", "False")),
+			wantState: v1alpha1.ProvisioningStateSucceeded, delivered: "Applied", progressing: "WaitingForNodes", replicas: 2,
+			ready: metav1.ConditionFalse, readyReason: "NodePoolReady", readyMsg: "as reported"},
+		{name: "ready, its report not resent yet after a restart", generation: 1, state: v1alpha1.ProvisioningStateSucceeded, desired: "4.20.8",
+			before:    &metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "NodePoolReady", Message: "as reported"},
+			wantState: v1alpha1.ProvisioningStateSucceeded, delivered: "Pending",
+			ready: metav1.ConditionTrue, readyReason: "NodePoolReady", readyMsg: "as reported"},
 		{name: "refused by the management cluster", generation: 1, state: v1alpha1.ProvisioningStateProvisioning, desired: "4.20.8",
 			report:    ptr.To(nodePoolStatus(1, false, "", 0, "", "")),
-			wantState: v1alpha1.ProvisioningStateFailed, delivered: "ApplyFailed"},
+			wantState: v1alpha1.ProvisioningStateFailed, delivered: "ApplyFailed",
+			ready: metav1.ConditionFalse, readyReason: "ApplyFailed", readyMsg: "the CRD says no"},
 		{name: "a scale not reported yet", generation: 2, state: v1alpha1.ProvisioningStateUpdating, desired: "4.20.8",
 			report:    ptr.To(nodePoolStatus(1, true, "True", 3, "4.20.8", "False")),
-			wantState: v1alpha1.ProvisioningStateUpdating, delivered: "Pending", ready: metav1.ConditionTrue, progressing: "WaitingForNodes", replicas: 3},
+			wantState: v1alpha1.ProvisioningStateUpdating, delivered: "Pending", progressing: "WaitingForNodes", replicas: 3,
+			ready: metav1.ConditionTrue, readyReason: "NodePoolReady", readyMsg: "as reported"},
 		{name: "an upgrade under way", generation: 2, state: v1alpha1.ProvisioningStateUpdating, desired: "4.20.9",
 			report:    ptr.To(nodePoolStatus(2, true, "True", 3, "4.20.8", "True")),
-			wantState: v1alpha1.ProvisioningStateUpdating, delivered: "Applied", ready: metav1.ConditionTrue, progressing: "UpdatingVersion", replicas: 3},
+			wantState: v1alpha1.ProvisioningStateUpdating, delivered: "Applied", progressing: "UpdatingVersion", replicas: 3,
+			ready: metav1.ConditionTrue, readyReason: "NodePoolReady", readyMsg: "as reported"},
 		{name: "an upgrade done", generation: 2, state: v1alpha1.ProvisioningStateUpdating, desired: "4.20.9",
 			report:    ptr.To(nodePoolStatus(2, true, "True", 3, "4.20.9", "False")),
-			wantState: v1alpha1.ProvisioningStateSucceeded, delivered: "Applied", ready: metav1.ConditionTrue, progressing: "AsDesired", replicas: 3},
+			wantState: v1alpha1.ProvisioningStateSucceeded, delivered: "Applied", progressing: "AsDesired", replicas: 3,
+			ready: metav1.ConditionTrue, readyReason: "NodePoolReady", readyMsg: "as reported"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			np := deliveredCluster().pools[0]
 			np.Generation = tc.generation
 			np.Status.ProvisioningState = tc.state
+			if tc.before != nil {
+				np.Status.Conditions = []metav1.Condition{*tc.before}
+			}
 			var st source.BundleStatus
 			if tc.report != nil {
 				st = *tc.report
@@ -380,9 +447,9 @@ func TestApplyReport(t *testing.T) {
 			if tc.delivered == "ApplyFailed" && !strings.Contains(d.Message, "the CRD says no") {
 				t.Errorf("Delivered message %q does not carry the management cluster's refusal", d.Message)
 			}
-			if r := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionReady); tc.ready == "" && r != nil ||
-				tc.ready != "" && (r == nil || r.Status != tc.ready || r.Message != "as reported") {
-				t.Errorf("Ready %+v, want %q with HyperShift's message", r, tc.ready)
+			if r := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Status != tc.ready ||
+				r.Reason != tc.readyReason || !strings.Contains(r.Message, tc.readyMsg) {
+				t.Errorf("Ready %+v, want %s, %s, %q", r, tc.ready, tc.readyReason, tc.readyMsg)
 			}
 			if p := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionProgressing); tc.progressing == "" && p != nil ||
 				tc.progressing != "" && (p == nil || p.Reason != tc.progressing) {

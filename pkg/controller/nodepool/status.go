@@ -35,20 +35,37 @@ func setCondition(np *v1alpha1.NodePool, conditionType string, status metav1.Con
 	})
 }
 
+// reasonReported is the reason of Ready once HyperShift reported the pool's nodes ready: from then on
+// Ready is what HyperShift reports.
+const reasonReported = "NodePool" + v1alpha1.ConditionReady
+
+// setWaiting sets Ready False with what the pool waits for, unless the pool's bundle was applied before:
+// then Ready tells of its nodes, and Delivered of the new generation.
+func setWaiting(np *v1alpha1.NodePool, reason, message string) {
+	if r := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionReady); r != nil &&
+		(r.Reason == reasonReported || r.Reason == v1alpha1.NodePoolReasonProvisioning) {
+		return
+	}
+	setCondition(np, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, message)
+}
+
 // applyReport writes into np what the agent of consumer reported of its bundle (reported is false while
 // nothing came back yet). desired is the version the pool's nodes are to run.
 func applyReport(np *v1alpha1.NodePool, st source.BundleStatus, reported bool, consumer, desired string) {
 	switch {
 	case !reported || st.Status == nil:
-		setCondition(np, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "Pending",
-			fmt.Sprintf("waiting for the agent of %s to report generation %d", consumer, np.Generation))
+		message := fmt.Sprintf("waiting for the agent of %s to report generation %d", consumer, np.Generation)
+		setCondition(np, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "Pending", message)
+		setWaiting(np, v1alpha1.NodePoolReasonWaitingForDelivery, message)
 		return
 	case st.Generation < np.Generation:
-		setCondition(np, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "Pending",
-			fmt.Sprintf("the agent of %s reports generation %d; generation %d is on its way", consumer, st.Generation, np.Generation))
+		message := fmt.Sprintf("the agent of %s reports generation %d; generation %d is on its way", consumer, st.Generation, np.Generation)
+		setCondition(np, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "Pending", message)
+		setWaiting(np, v1alpha1.NodePoolReasonWaitingForDelivery, message)
 	case !meta.IsStatusConditionTrue(st.Status.Conditions, protocol.ConditionApplied):
-		setCondition(np, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "ApplyFailed",
-			"the management cluster refused the node pool's manifests: "+clusterstatus.Refusals(st.Status))
+		message := "the management cluster refused the node pool's manifests: " + clusterstatus.Refusals(st.Status)
+		setCondition(np, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "ApplyFailed", message)
+		setWaiting(np, "ApplyFailed", message)
 		np.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
 		return
 	default:
@@ -58,9 +75,7 @@ func applyReport(np *v1alpha1.NodePool, st source.BundleStatus, reported bool, c
 	}
 
 	values := clusterstatus.Feedback(st.Status, "NodePool")
-	if status, ok := conditionStatus(values[render.FeedbackReady]); ok {
-		setCondition(np, v1alpha1.ConditionReady, status, "NodePool"+v1alpha1.ConditionReady, values[render.FeedbackReadyMessage])
-	}
+	setReady(np, st, consumer, values)
 	if n, err := strconv.ParseInt(values[render.FeedbackReplicas], 10, 32); err == nil && n >= 0 {
 		np.Status.Replicas = int32(n)
 	}
@@ -94,6 +109,23 @@ func applyReport(np *v1alpha1.NodePool, st source.BundleStatus, reported bool, c
 		np.Status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded
 	case np.Status.ProvisioningState == v1alpha1.ProvisioningStateAccepted || np.Status.ProvisioningState == "":
 		np.Status.ProvisioningState = v1alpha1.ProvisioningStateProvisioning
+	}
+}
+
+// setReady sets Ready from what HyperShift reported of an applied bundle: Provisioning until the nodes
+// were first ready, then as HyperShift reports.
+func setReady(np *v1alpha1.NodePool, st source.BundleStatus, consumer string, values map[string]string) {
+	status, reported := conditionStatus(values[render.FeedbackReady])
+	message := values[render.FeedbackReadyMessage]
+	r := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionReady)
+	switch {
+	case reported && (status == metav1.ConditionTrue || r != nil && r.Reason == reasonReported):
+		setCondition(np, v1alpha1.ConditionReady, status, reasonReported, message)
+	case meta.IsStatusConditionTrue(st.Status.Conditions, protocol.ConditionApplied):
+		if message == "" {
+			message = fmt.Sprintf("generation %d is applied on %s; waiting for its nodes", st.Generation, consumer)
+		}
+		setCondition(np, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.NodePoolReasonProvisioning, message)
 	}
 }
 
