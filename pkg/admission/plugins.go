@@ -10,7 +10,6 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/admission/breakglasspolicy"
 	"github.com/aro-hcp/hcp-apiserver/pkg/admission/clusterreference"
 	"github.com/aro-hcp/hcp-apiserver/pkg/admission/managementclusterprotection"
-	"github.com/aro-hcp/hcp-apiserver/pkg/admission/uniqueinfrastructure"
 	"github.com/aro-hcp/hcp-apiserver/pkg/admission/versionpolicy"
 )
 
@@ -18,7 +17,6 @@ import (
 var OrderedPlugins = []string{
 	clusterreference.PluginName,
 	versionpolicy.PluginName,
-	uniqueinfrastructure.PluginName,
 	breakglasspolicy.PluginName,
 	managementclusterprotection.PluginName,
 }
@@ -27,7 +25,6 @@ var OrderedPlugins = []string{
 func RegisterAll(plugins *admission.Plugins) {
 	clusterreference.Register(plugins)
 	versionpolicy.Register(plugins)
-	uniqueinfrastructure.Register(plugins)
 	breakglasspolicy.Register(plugins)
 	managementclusterprotection.Register(plugins)
 }

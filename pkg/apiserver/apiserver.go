@@ -7,14 +7,18 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	scalescheme "k8s.io/client-go/scale/scheme"
+	scaleautoscalingv1 "k8s.io/client-go/scale/scheme/autoscalingv1"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/install"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/breakglasscredential"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/hcpcluster"
@@ -36,6 +40,9 @@ func init() {
 	Scheme.AddUnversionedTypes(schema.GroupVersion{Group: "", Version: "v1"},
 		&metav1.Status{}, &metav1.APIVersions{}, &metav1.APIGroupList{}, &metav1.APIGroup{}, &metav1.APIResourceList{},
 	)
+	// nodepools/scale speaks autoscaling/v1 Scale, with client-go's internal Scale as its hub.
+	utilruntime.Must(scalescheme.AddToScheme(Scheme))
+	utilruntime.Must(scaleautoscalingv1.AddToScheme(Scheme))
 }
 
 // Config is the configuration of an hcp-apiserver.
@@ -43,17 +50,29 @@ type Config struct {
 	GenericConfig *genericapiserver.RecommendedConfig
 	// InformerFactory feeds the admission plugins; the server starts it once it serves.
 	InformerFactory informers.SharedInformerFactory
+	// Rules are what the stores need to keep the rules that span several objects.
+	Rules StorageRules
+}
+
+// StorageRules are what the stores need to keep the rules that span several objects while requests race:
+// unique infrastructure and consumer names, the credential limit, the last node pool.
+type StorageRules struct {
+	// Claims holds claims and locks in the etcd the objects are in.
+	Claims *claims.Store
+	// MaxBreakglassCredentialsPerCluster is how many unexpired break-glass credentials a cluster may have.
+	MaxBreakglassCredentialsPerCluster int
 }
 
 // CompletedConfig is a Config with every default filled in.
 type CompletedConfig struct {
 	GenericConfig   genericapiserver.CompletedConfig
 	InformerFactory informers.SharedInformerFactory
+	Rules           StorageRules
 }
 
 // Complete fills in the defaults of the generic server.
 func (c *Config) Complete() CompletedConfig {
-	return CompletedConfig{GenericConfig: c.GenericConfig.Complete(), InformerFactory: c.InformerFactory}
+	return CompletedConfig{GenericConfig: c.GenericConfig.Complete(), InformerFactory: c.InformerFactory, Rules: c.Rules}
 }
 
 // Server is a running hcp-apiserver.
@@ -67,7 +86,7 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	storage, err := NewStorage(c.GenericConfig.RESTOptionsGetter)
+	storage, err := NewStorage(c.GenericConfig.RESTOptionsGetter, c.Rules)
 	if err != nil {
 		return nil, err
 	}
@@ -90,20 +109,33 @@ func (c CompletedConfig) New() (*Server, error) {
 }
 
 // NewStorage returns the storage of every resource and subresource of v1alpha1.
-func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+func NewStorage(optsGetter generic.RESTOptionsGetter, rules StorageRules) (map[string]rest.Storage, error) {
 	storage := map[string]rest.Storage{}
-	for resource, newREST := range map[string]func(*runtime.Scheme, generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error){
-		"hcpclusters":           hcpcluster.NewREST,
-		"nodepools":             nodepool.NewREST,
-		"breakglasscredentials": breakglasscredential.NewREST,
-		"managementclusters":    managementcluster.NewREST,
-	} {
-		main, status, err := newREST(Scheme, optsGetter)
-		if err != nil {
-			return nil, err
+	// add("nodepools")(nodepool.NewREST(...)) keeps what the constructor returned.
+	add := func(resource string) func(*hcpregistry.REST, *hcpregistry.StatusREST, error) error {
+		return func(main *hcpregistry.REST, status *hcpregistry.StatusREST, err error) error {
+			if err != nil {
+				return err
+			}
+			storage[resource] = main
+			storage[resource+"/status"] = status
+			return nil
 		}
-		storage[resource] = main
-		storage[resource+"/status"] = status
+	}
+	if err := add("hcpclusters")(hcpcluster.NewREST(Scheme, optsGetter, rules.Claims)); err != nil {
+		return nil, err
+	}
+	// Node pools read their cluster as stored, to keep the last pool of a running cluster.
+	clusters := storage["hcpclusters"].(*hcpregistry.REST)
+	if err := add("nodepools")(nodepool.NewREST(Scheme, optsGetter, rules.Claims, clusters)); err != nil {
+		return nil, err
+	}
+	storage["nodepools/scale"] = nodepool.NewScaleREST(storage["nodepools"].(*hcpregistry.REST).Store)
+	if err := add("breakglasscredentials")(breakglasscredential.NewREST(Scheme, optsGetter, rules.Claims, rules.MaxBreakglassCredentialsPerCluster)); err != nil {
+		return nil, err
+	}
+	if err := add("managementclusters")(managementcluster.NewREST(Scheme, optsGetter, rules.Claims)); err != nil {
+		return nil, err
 	}
 	return storage, nil
 }

@@ -2,14 +2,11 @@ package app
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"os"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
-	"k8s.io/client-go/transport"
 	"k8s.io/klog/v2"
 )
 
@@ -24,18 +21,9 @@ const leaderSessionTTL = 10
 // that ends when it stops being the leader, until ctx ends. The etcd client is configured as the storage's.
 func (o *Options) whileLeader(ctx context.Context, lead func(ctx context.Context)) error {
 	logger := klog.FromContext(ctx)
-	t := o.RecommendedOptions.Etcd.StorageConfig.Transport
-	var tlsConfig *tls.Config
-	if t.CertFile != "" || t.TrustedCAFile != "" {
-		var err error
-		tlsConfig, err = transport.TLSConfigFor(&transport.Config{TLS: transport.TLSConfig{CertFile: t.CertFile, KeyFile: t.KeyFile, CAFile: t.TrustedCAFile}})
-		if err != nil {
-			return fmt.Errorf("etcd client TLS for leader election: %w", err)
-		}
-	}
-	client, err := clientv3.New(clientv3.Config{Endpoints: t.ServerList, TLS: tlsConfig, DialTimeout: 10 * time.Second, Logger: nil})
+	client, err := o.newEtcdClient()
 	if err != nil {
-		return fmt.Errorf("etcd client for leader election: %w", err)
+		return fmt.Errorf("leader election: %w", err)
 	}
 	identity, _ := os.Hostname()
 	identity = fmt.Sprintf("%s-%d", identity, os.Getpid())

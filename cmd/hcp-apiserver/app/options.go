@@ -32,6 +32,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/openapi"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
@@ -52,8 +53,8 @@ type Options struct {
 	AlternateNames []string
 	// VersionCatalogFile is a Cincinnati graph that replaces the compiled-in version catalog.
 	VersionCatalogFile string
-	// Policy holds the admission limits operators may tune.
-	Policy admissioninit.Policy
+	// MaxBreakglassCredentialsPerCluster is how many unexpired break-glass credentials a cluster may have.
+	MaxBreakglassCredentialsPerCluster int
 	// Maestro says how the server reaches the maestro-agents of its management clusters.
 	Maestro MaestroOptions
 	// Controllers tune how clusters are delivered.
@@ -68,11 +69,11 @@ func NewOptions() *Options {
 	o := &Options{
 		RecommendedOptions: genericoptions.NewRecommendedOptions(EtcdPathPrefix,
 			apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion)),
-		ComponentGlobalsRegistry: compatibility.DefaultComponentGlobalsRegistry,
-		DataDir:                  "hcp-data",
-		Policy:                   admissioninit.Policy{MaxBreakglassCredentialsPerCluster: 10},
-		Maestro:                  MaestroOptions{Source: DefaultSource, BindAddress: "0.0.0.0:8883"},
-		Controllers:              ControllerOptions{Environment: render.DefaultEnvironment, CreateDeadline: time.Hour},
+		ComponentGlobalsRegistry:           compatibility.DefaultComponentGlobalsRegistry,
+		DataDir:                            "hcp-data",
+		MaxBreakglassCredentialsPerCluster: 10,
+		Maestro:                            MaestroOptions{Source: DefaultSource, BindAddress: "0.0.0.0:8883"},
+		Controllers:                        ControllerOptions{Environment: render.DefaultEnvironment, CreateDeadline: time.Hour},
 	}
 	// The service's plugins run after the standard ones and are on by default.
 	hcpadmission.RegisterAll(o.RecommendedOptions.Admission.Plugins)
@@ -97,8 +98,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Extra DNS names and IP addresses the generated serving certificate is valid for, besides localhost, 127.0.0.1 and ::1.")
 	fs.StringVar(&o.VersionCatalogFile, "version-catalog", o.VersionCatalogFile,
 		"A Cincinnati-format graph of the OpenShift releases offered per channel group, in a file or at an http(s) URL (an OpenShift update service's graph); replaces the compiled-in catalog. Read at start.")
-	fs.IntVar(&o.Policy.MaxBreakglassCredentialsPerCluster, "max-breakglass-credentials-per-cluster", o.Policy.MaxBreakglassCredentialsPerCluster,
-		"How many unexpired break-glass credentials one cluster may have (admission plugin BreakglassPolicy).")
+	fs.IntVar(&o.MaxBreakglassCredentialsPerCluster, "max-breakglass-credentials-per-cluster", o.MaxBreakglassCredentialsPerCluster,
+		"How many unexpired (Pending or Issued) break-glass credentials one cluster may have.")
 }
 
 // Standalone tells whether the server runs without a kube-apiserver: no delegated
@@ -135,7 +136,7 @@ func (o *Options) Validate() error {
 	if o.Standalone() {
 		errs = append(errs, validateStandaloneAdmission(o.RecommendedOptions.Admission)...)
 	}
-	if o.Policy.MaxBreakglassCredentialsPerCluster < 1 {
+	if o.MaxBreakglassCredentialsPerCluster < 1 {
 		errs = append(errs, fmt.Errorf("--max-breakglass-credentials-per-cluster must be at least 1"))
 	}
 	errs = append(errs, o.Maestro.Validate()...)
@@ -202,7 +203,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			return nil, err
 		}
 		hcpInformers = informers.NewSharedInformerFactory(client, 0)
-		return admissioninit.New(client, hcpInformers, catalog, o.Policy), nil
+		return admissioninit.New(client, hcpInformers, catalog), nil
 	}
 	o.RecommendedOptions.ExtraAdmissionInitializers = func(c *genericapiserver.RecommendedConfig) ([]admission.PluginInitializer, error) {
 		i, err := newAdmissionInitializer(c)
@@ -233,8 +234,19 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			return nil, err
 		}
 	}
+	etcdClient, err := o.newEtcdClient()
+	if err != nil {
+		return nil, fmt.Errorf("claims: %w", err)
+	}
 	o.catalog = catalog
-	return &apiserver.Config{GenericConfig: cfg, InformerFactory: hcpInformers}, nil
+	return &apiserver.Config{
+		GenericConfig:   cfg,
+		InformerFactory: hcpInformers,
+		Rules: apiserver.StorageRules{
+			Claims:                             claims.New(etcdClient),
+			MaxBreakglassCredentialsPerCluster: o.MaxBreakglassCredentialsPerCluster,
+		},
+	}, nil
 }
 
 // standaloneAdmissionPlugins are the enabled plugins of the service, in order.

@@ -101,6 +101,8 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	// Runs before the embedded etcd stops: deferred calls run last in, first out.
+	defer config.Rules.Claims.Close()
 	server, err := config.Complete().New()
 	if err != nil {
 		return err

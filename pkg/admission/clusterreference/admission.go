@@ -1,6 +1,7 @@
 // Package clusterreference enforces that node pools and break-glass credentials
-// belong to an HCPCluster that exists and is not going away, and that a running
-// cluster keeps at least one node pool.
+// belong to an HCPCluster that exists and is not going away. (That a running cluster
+// keeps at least one node pool is kept by the registry, pkg/registry/hcp/nodepool,
+// which counts under a lock so that racing deletes cannot remove the last two.)
 package clusterreference
 
 import (
@@ -12,10 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
-	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/admission/initializer"
 	"github.com/aro-hcp/hcp-apiserver/pkg/admission/refuse"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
@@ -26,20 +25,16 @@ import (
 // PluginName is the name the plugin is enabled and disabled by.
 const PluginName = "ClusterReference"
 
-// poolsByCluster indexes node pools by "<namespace>/<spec.clusterName>".
-const poolsByCluster = PluginName + "/poolsByCluster"
-
 // Register registers the plugin.
 func Register(plugins *admission.Plugins) {
 	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) { return New(), nil })
 }
 
-// Plugin checks spec.clusterName on create and the last node pool on delete.
+// Plugin checks spec.clusterName on create.
 type Plugin struct {
 	*admission.Handler
 	client   versioned.Interface
 	clusters listers.HCPClusterLister
-	pools    cache.Indexer
 }
 
 var (
@@ -50,18 +45,14 @@ var (
 
 // New returns the plugin; it needs SetInformerFactory before use.
 func New() *Plugin {
-	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Delete)}
+	return &Plugin{Handler: admission.NewHandler(admission.Create)}
 }
 
 // SetInformerFactory implements initializer.WantsInformerFactory.
 func (p *Plugin) SetInformerFactory(f informers.SharedInformerFactory) {
-	clusters, pools := f.Hcp().V1alpha1().HCPClusters(), f.Hcp().V1alpha1().NodePools()
-	_ = pools.Informer().AddIndexers(cache.Indexers{poolsByCluster: func(obj interface{}) ([]string, error) {
-		pool := obj.(*v1alpha1.NodePool)
-		return []string{pool.Namespace + "/" + pool.Spec.ClusterName}, nil
-	}})
-	p.clusters, p.pools = clusters.Lister(), pools.Informer().GetIndexer()
-	p.SetReadyFunc(func() bool { return clusters.Informer().HasSynced() && pools.Informer().HasSynced() })
+	clusters := f.Hcp().V1alpha1().HCPClusters()
+	p.clusters = clusters.Lister()
+	p.SetReadyFunc(clusters.Informer().HasSynced)
 }
 
 // SetClient implements initializer.WantsClient.
@@ -69,7 +60,7 @@ func (p *Plugin) SetClient(c versioned.Interface) { p.client = c }
 
 // ValidateInitialization implements admission.InitializationValidator.
 func (p *Plugin) ValidateInitialization() error {
-	if p.clusters == nil || p.pools == nil || p.client == nil {
+	if p.clusters == nil || p.client == nil {
 		return fmt.Errorf("%s needs the informer factory and a client", PluginName)
 	}
 	return nil
@@ -80,18 +71,11 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	if a.GetSubresource() != "" {
 		return nil
 	}
-	switch a.GetOperation() {
-	case admission.Create:
-		switch obj := a.GetObject().(type) {
-		case *hcp.NodePool:
-			return p.validateOwner(ctx, a, obj.Spec.ClusterName)
-		case *hcp.BreakglassCredential:
-			return p.validateOwner(ctx, a, obj.Spec.ClusterName)
-		}
-	case admission.Delete:
-		if pool, ok := a.GetOldObject().(*hcp.NodePool); ok {
-			return p.validatePoolDelete(a, pool)
-		}
+	switch obj := a.GetObject().(type) {
+	case *hcp.NodePool:
+		return p.validateOwner(ctx, a, obj.Spec.ClusterName)
+	case *hcp.BreakglassCredential:
+		return p.validateOwner(ctx, a, obj.Spec.ClusterName)
 	}
 	return nil
 }
@@ -119,34 +103,4 @@ func (p *Plugin) validateOwner(ctx context.Context, a admission.Attributes, clus
 		return refuse.Conflict(PluginName, a, "HCPCluster %s is being deleted; nothing new can be added to it", clusterName)
 	}
 	return nil
-}
-
-// validatePoolDelete keeps the last node pool of a Succeeded cluster: without one the cluster
-// runs no workloads. Deleting the cluster itself deletes its pools.
-func (p *Plugin) validatePoolDelete(a admission.Attributes, pool *hcp.NodePool) error {
-	if !p.WaitForReady() {
-		return admission.NewForbidden(a, fmt.Errorf("%s is not yet ready to handle the request", PluginName))
-	}
-	cluster, err := p.clusters.HCPClusters(pool.Namespace).Get(pool.Spec.ClusterName)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return apierrors.NewInternalError(err)
-	}
-	if cluster.DeletionTimestamp != nil || cluster.Status.ProvisioningState != v1alpha1.ProvisioningStateSucceeded {
-		return nil
-	}
-	siblings, err := p.pools.ByIndex(poolsByCluster, pool.Namespace+"/"+pool.Spec.ClusterName)
-	if err != nil {
-		return apierrors.NewInternalError(err)
-	}
-	for _, s := range siblings {
-		if other := s.(*v1alpha1.NodePool); other.Name != pool.Name && other.DeletionTimestamp == nil {
-			return nil
-		}
-	}
-	return refuse.Forbidden(PluginName, a,
-		"NodePool %s is the last node pool of HCPCluster %s, which is Succeeded; create another node pool first, or delete the cluster",
-		pool.Name, cluster.Name)
 }

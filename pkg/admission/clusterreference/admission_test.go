@@ -20,7 +20,7 @@ func newPlugin(t *testing.T, objects ...runtime.Object) *Plugin {
 	t.Helper()
 	f := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
 	p := New()
-	p.SetInformerFactory(f) // adds the index before the stores are filled, as at server start
+	p.SetInformerFactory(f)
 	live := fake.NewSimpleClientset()
 	p.SetClient(live)
 	for _, o := range objects {
@@ -30,8 +30,6 @@ func newPlugin(t *testing.T, objects ...runtime.Object) *Plugin {
 			err = f.Hcp().V1alpha1().HCPClusters().Informer().GetStore().Add(o)
 		case liveOnly:
 			err = live.Tracker().Add(o.HCPCluster)
-		case *v1alpha1.NodePool:
-			err = f.Hcp().V1alpha1().NodePools().Informer().GetStore().Add(o)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -56,10 +54,6 @@ func cluster(name string, state v1alpha1.ProvisioningState, deleting bool) *v1al
 	return c
 }
 
-func storedPool(clusterName, name string) *v1alpha1.NodePool {
-	return &v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: v1alpha1.NodePoolSpec{ClusterName: clusterName}}
-}
-
 func newPool(clusterName, name string) *hcp.NodePool {
 	return &hcp.NodePool{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: hcp.NodePoolSpec{ClusterName: clusterName}}
 }
@@ -67,11 +61,6 @@ func newPool(clusterName, name string) *hcp.NodePool {
 func createAttrs(obj runtime.Object, kind, resource string) admission.Attributes {
 	return admission.NewAttributesRecord(obj, nil, hcp.Kind(kind).WithVersion(""), "ns", obj.(metav1.Object).GetName(),
 		hcp.Resource(resource).WithVersion(""), "", admission.Create, nil, false, nil)
-}
-
-func deleteAttrs(pool *hcp.NodePool) admission.Attributes {
-	return admission.NewAttributesRecord(nil, pool, hcp.Kind("NodePool").WithVersion(""), "ns", pool.Name,
-		hcp.Resource("nodepools").WithVersion(""), "", admission.Delete, nil, false, nil)
 }
 
 func TestCreateNeedsALiveCluster(t *testing.T) {
@@ -101,27 +90,6 @@ func TestCreateNeedsALiveCluster(t *testing.T) {
 				checkError(t, err, tc.check, tc.message)
 			})
 		}
-	}
-}
-
-func TestTheLastPoolOfARunningClusterStays(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		objects []runtime.Object
-		check   func(error) bool
-		message string
-	}{
-		{name: "another pool remains", objects: []runtime.Object{cluster("dev", v1alpha1.ProvisioningStateSucceeded, false), storedPool("dev", "dev.workers"), storedPool("dev", "dev.infra")}},
-		{name: "last pool of a Succeeded cluster", objects: []runtime.Object{cluster("dev", v1alpha1.ProvisioningStateSucceeded, false), storedPool("dev", "dev.workers"), storedPool("other", "other.workers")},
-			check: apierrors.IsForbidden, message: "NodePool dev.workers is the last node pool of HCPCluster dev"},
-		{name: "last pool of a cluster being deleted", objects: []runtime.Object{cluster("dev", v1alpha1.ProvisioningStateSucceeded, true), storedPool("dev", "dev.workers")}},
-		{name: "last pool of a cluster still provisioning", objects: []runtime.Object{cluster("dev", v1alpha1.ProvisioningStateProvisioning, false), storedPool("dev", "dev.workers")}},
-		{name: "cluster gone", objects: []runtime.Object{storedPool("dev", "dev.workers")}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := newPlugin(t, tc.objects...).Validate(context.Background(), deleteAttrs(newPool("dev", "dev.workers")), nil)
-			checkError(t, err, tc.check, tc.message)
-		})
 	}
 }
 

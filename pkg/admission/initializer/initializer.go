@@ -1,6 +1,5 @@
 // Package initializer hands the service's admission plugins what they read:
-// informers on the server's own resources, the version catalog and the policy
-// settings given on the command line.
+// informers on the server's own resources, a client, and the version catalog.
 package initializer
 
 import (
@@ -27,27 +26,15 @@ type WantsVersionCatalog interface {
 	SetVersionCatalog(*versioncatalog.Catalog)
 }
 
-// WantsPolicy is a plugin with settings from the command line.
-type WantsPolicy interface {
-	SetPolicy(Policy)
-}
-
-// Policy holds the limits operators may tune with flags.
-type Policy struct {
-	// MaxBreakglassCredentialsPerCluster is how many unexpired break-glass credentials a cluster may have.
-	MaxBreakglassCredentialsPerCluster int
-}
-
 type pluginInitializer struct {
 	client    versioned.Interface
 	informers informers.SharedInformerFactory
 	catalog   *versioncatalog.Catalog
-	policy    Policy
 }
 
 // New returns an initializer that gives plugins what they declare they want.
-func New(client versioned.Interface, informers informers.SharedInformerFactory, catalog *versioncatalog.Catalog, policy Policy) admission.PluginInitializer {
-	return pluginInitializer{client: client, informers: informers, catalog: catalog, policy: policy}
+func New(client versioned.Interface, informers informers.SharedInformerFactory, catalog *versioncatalog.Catalog) admission.PluginInitializer {
+	return pluginInitializer{client: client, informers: informers, catalog: catalog}
 }
 
 // Initialize implements admission.PluginInitializer.
@@ -60,8 +47,5 @@ func (i pluginInitializer) Initialize(plugin admission.Interface) {
 	}
 	if p, ok := plugin.(WantsVersionCatalog); ok {
 		p.SetVersionCatalog(i.catalog)
-	}
-	if p, ok := plugin.(WantsPolicy); ok {
-		p.SetPolicy(i.policy)
 	}
 }

@@ -3,6 +3,9 @@ package hcp
 import (
 	"context"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -18,7 +21,62 @@ const Category = "hcp"
 // REST is the storage of one resource: the generic etcd store plus what kubectl discovers.
 type REST struct {
 	*genericregistry.Store
-	shortNames []string
+	shortNames  []string
+	guardDelete DeleteGuard
+}
+
+// DeleteGuard runs the delete of the object name, which del carries out, within what keeps a rule over
+// several objects true while requests race (a lock), and may refuse it.
+type DeleteGuard func(ctx context.Context, name string, del func() (runtime.Object, bool, error)) (runtime.Object, bool, error)
+
+// Delete deletes the object, through the store's DeleteGuard when it has one.
+func (r *REST) Delete(ctx context.Context, name string, deleteValidation rest.ValidateObjectFunc, options *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	if r.guardDelete == nil {
+		return r.Store.Delete(ctx, name, deleteValidation, options)
+	}
+	return r.guardDelete(ctx, name, func() (runtime.Object, bool, error) {
+		return r.Store.Delete(ctx, name, deleteValidation, options)
+	})
+}
+
+// DeleteCollection deletes the listed objects one by one through Delete when the store has a DeleteGuard:
+// the generic store's DeleteCollection would call its own Delete and bypass the guard.
+func (r *REST) DeleteCollection(ctx context.Context, deleteValidation rest.ValidateObjectFunc, options *metav1.DeleteOptions, listOptions *metainternalversion.ListOptions) (runtime.Object, error) {
+	if r.guardDelete == nil {
+		return r.Store.DeleteCollection(ctx, deleteValidation, options, listOptions)
+	}
+	list, err := r.Store.List(ctx, listOptions)
+	if err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	deleted := make([]runtime.Object, 0, len(items))
+	for _, item := range items {
+		accessor, err := meta.Accessor(item)
+		if err != nil {
+			return nil, err
+		}
+		var opts *metav1.DeleteOptions
+		if options != nil {
+			opts = options.DeepCopy()
+		}
+		obj, _, err := r.Delete(ctx, accessor.GetName(), deleteValidation, opts)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		deleted = append(deleted, obj)
+	}
+	out := r.NewListFunc()
+	if err := meta.SetList(out, deleted); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 var (
@@ -78,6 +136,8 @@ type StoreOptions struct {
 	StatusStrategy rest.UpdateResetFieldsStrategy
 	ShortNames     []string
 	AttrFunc       storage.AttrFunc
+	// GuardDelete, when set, runs every delete (DeleteGuard).
+	GuardDelete DeleteGuard
 }
 
 // NewStores completes the resource's store on etcd and derives its /status store from it.
@@ -89,5 +149,5 @@ func NewStores(o StoreOptions, optsGetter generic.RESTOptionsGetter) (*REST, *St
 	statusStore := *store
 	statusStore.UpdateStrategy = o.StatusStrategy
 	statusStore.ResetFieldsStrategy = o.StatusStrategy
-	return &REST{Store: store, shortNames: o.ShortNames}, &StatusREST{store: &statusStore}, nil
+	return &REST{Store: store, shortNames: o.ShortNames, guardDelete: o.GuardDelete}, &StatusREST{store: &statusStore}, nil
 }

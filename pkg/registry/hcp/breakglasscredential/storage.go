@@ -6,25 +6,32 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
 )
 
-// NewREST returns the storage of breakglasscredentials and breakglasscredentials/status.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+// NewREST returns the storage of breakglasscredentials and breakglasscredentials/status. A cluster
+// may have at most maxPerCluster unexpired credentials, counted under a lock in c; a nil c leaves
+// the limit out, for tests of the store alone.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store, maxPerCluster int) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
 	s := NewStrategy(scheme)
+	store := &genericregistry.Store{
+		NewFunc:                   func() runtime.Object { return &hcp.BreakglassCredential{} },
+		NewListFunc:               func() runtime.Object { return &hcp.BreakglassCredentialList{} },
+		PredicateFunc:             Match,
+		DefaultQualifiedResource:  hcp.Resource("breakglasscredentials"),
+		SingularQualifiedResource: hcp.Resource("breakglasscredential"),
+		CreateStrategy:            s,
+		UpdateStrategy:            s,
+		DeleteStrategy:            s,
+		ResetFieldsStrategy:       s,
+		TableConvertor:            tableConvertor,
+	}
+	if c != nil {
+		limitPerCluster(store, c, maxPerCluster)
+	}
 	return hcpregistry.NewStores(hcpregistry.StoreOptions{
-		Store: &genericregistry.Store{
-			NewFunc:                   func() runtime.Object { return &hcp.BreakglassCredential{} },
-			NewListFunc:               func() runtime.Object { return &hcp.BreakglassCredentialList{} },
-			PredicateFunc:             Match,
-			DefaultQualifiedResource:  hcp.Resource("breakglasscredentials"),
-			SingularQualifiedResource: hcp.Resource("breakglasscredential"),
-			CreateStrategy:            s,
-			UpdateStrategy:            s,
-			DeleteStrategy:            s,
-			ResetFieldsStrategy:       s,
-			TableConvertor:            tableConvertor,
-		},
+		Store:          store,
 		StatusStrategy: NewStatusStrategy(s),
 		ShortNames:     []string{"bgc"},
 		AttrFunc:       GetAttrs,

@@ -6,16 +6,21 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistrytest "k8s.io/apiserver/pkg/registry/generic/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/registrytest"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 )
 
 func newTester(t *testing.T) *genericregistrytest.Tester {
-	return registrytest.NewTester(t, "breakglasscredentials", NewREST)
+	// The limit per cluster needs claims in etcd; pkg/registry/claims and test/integration test it.
+	return registrytest.NewTester(t, "breakglasscredentials", func(scheme *runtime.Scheme, og generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+		return NewREST(scheme, og, nil, 0)
+	})
 }
 
 func validCredential(t *testing.T) *hcp.BreakglassCredential {

@@ -6,28 +6,36 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
 )
 
-// NewREST returns the storage of hcpclusters and hcpclusters/status.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
-	return newREST(NewStrategy(scheme), optsGetter)
+// NewREST returns the storage of hcpclusters and hcpclusters/status. Clusters claim their
+// infrastructure in c, so that no two clusters use the same subnet, network security group or
+// managed resource group.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+	return newREST(NewStrategy(scheme), optsGetter, c)
 }
 
-func newREST(s hcpregistry.Strategy[*hcp.HCPCluster], optsGetter generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+// newREST leaves out the claims when c is nil, for tests of the store alone.
+func newREST(s hcpregistry.Strategy[*hcp.HCPCluster], optsGetter generic.RESTOptionsGetter, c *claims.Store) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+	store := &genericregistry.Store{
+		NewFunc:                   func() runtime.Object { return &hcp.HCPCluster{} },
+		NewListFunc:               func() runtime.Object { return &hcp.HCPClusterList{} },
+		PredicateFunc:             Match,
+		DefaultQualifiedResource:  hcp.Resource("hcpclusters"),
+		SingularQualifiedResource: hcp.Resource("hcpcluster"),
+		CreateStrategy:            s,
+		UpdateStrategy:            s,
+		DeleteStrategy:            s,
+		ResetFieldsStrategy:       s,
+		TableConvertor:            tableConvertor,
+	}
+	if c != nil {
+		hcpregistry.ClaimUniqueValues(store, c, hcp.Kind("HCPCluster"), uniqueInfrastructure...)
+	}
 	return hcpregistry.NewStores(hcpregistry.StoreOptions{
-		Store: &genericregistry.Store{
-			NewFunc:                   func() runtime.Object { return &hcp.HCPCluster{} },
-			NewListFunc:               func() runtime.Object { return &hcp.HCPClusterList{} },
-			PredicateFunc:             Match,
-			DefaultQualifiedResource:  hcp.Resource("hcpclusters"),
-			SingularQualifiedResource: hcp.Resource("hcpcluster"),
-			CreateStrategy:            s,
-			UpdateStrategy:            s,
-			DeleteStrategy:            s,
-			ResetFieldsStrategy:       s,
-			TableConvertor:            tableConvertor,
-		},
+		Store:          store,
 		StatusStrategy: NewStatusStrategy(s),
 		ShortNames:     []string{"hcpc"},
 		AttrFunc:       GetAttrs,
