@@ -22,7 +22,9 @@ source "${CODEGEN_PKG}/kube_codegen.sh"
 
 kube::codegen::gen_helpers --boilerplate "${BOILERPLATE}" "${SCRIPT_ROOT}/apis"
 
+# autoscaling/v1 is there for the Scale that nodepools/scale serves.
 kube::codegen::gen_openapi \
+    --extra-pkgs k8s.io/api/autoscaling/v1 \
     --output-dir "${SCRIPT_ROOT}/pkg/generated/openapi" \
     --output-pkg "${THIS_PKG}/pkg/generated/openapi" \
     --output-model-name-file zz_generated.model_name.go \

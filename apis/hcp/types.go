@@ -34,6 +34,11 @@ const (
 // has Delivered and Progressing, as an HCPCluster does.
 const ConditionReady = "Ready"
 
+// NodePoolUIDLabel is the key of the selector in the Scale of a NodePool (nodepools/scale), whose value
+// is the pool's UID. Nothing here carries the label: the HorizontalPodAutoscaler needs a selector even to
+// scale on External or Object metrics, the metrics that fit a pool of nodes.
+const NodePoolUIDLabel = "hcp.aro.azure.com/nodepool-uid"
+
 // DeliveryFinalizer keeps a deleted HCPCluster or NodePool until the objects delivered for it are gone
 // from its management cluster.
 const DeliveryFinalizer = "hcp.aro.azure.com/delivery"

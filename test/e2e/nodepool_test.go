@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +141,39 @@ spec:
 	})
 	if err != nil {
 		t.Errorf("HyperShift NodePools or the namespace %s are still on the management cluster after the cluster was deleted", clusterNamespace)
+	}
+}
+
+// TestNodePoolWithoutAManagementCluster is what a user sees of node pools before any management cluster
+// takes their cluster: Ready says why they wait, and kubectl scale sizes a fixed pool and is refused for
+// an autoscaled one.
+func TestNodePoolWithoutAManagementCluster(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	s.mustKubectl(t, "apply", "-f", filepath.Join(examplesDir, "10-hcpcluster.yaml"), "-f", filepath.Join(examplesDir, "20-nodepool.yaml"))
+
+	ready := `jsonpath={.status.conditions[?(@.type=="Ready")].reason}: {.status.conditions[?(@.type=="Ready")].message}`
+	want := "ClusterNotReady: cluster dev-cluster is Accepted and not placed on a management cluster yet: " +
+		"no schedulable management cluster in eastus with free capacity and a connected agent"
+	var got string
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		got, _ = s.kubectl(t, "get", "np", "dev-cluster.workers", "-o", ready)
+		return got == want, nil
+	})
+	if err != nil {
+		t.Errorf("the pool's Ready condition is %q, want %q", got, want)
+	}
+
+	if out := s.mustKubectl(t, "scale", "np", "dev-cluster.workers", "--replicas=4"); !strings.Contains(out, "scaled") {
+		t.Errorf("kubectl scale said %q", out)
+	}
+	table := s.mustKubectl(t, "get", "np", "dev-cluster.workers")
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	if column := slices.Index(strings.Fields(lines[0]), "REPLICAS"); len(lines) != 2 || column < 0 || strings.Fields(lines[1])[column] != "4" {
+		t.Errorf("kubectl get np after scaling to 4:\n%s", table)
+	}
+
+	out := s.failKubectl(t, "scale", "np", "dev-cluster.gpu", "--replicas=2")
+	if want := "node pool dev-cluster.gpu autoscales between 1 and 4 nodes (spec.autoScaling); remove spec.autoScaling from the NodePool to scale it by hand"; !strings.Contains(out, want) {
+		t.Errorf("kubectl scale of an autoscaled pool said:\n%s\nwant %q", out, want)
 	}
 }

@@ -47,6 +47,11 @@ const (
 	NodePoolReasonProvisioning = "Provisioning"
 )
 
+// NodePoolUIDLabel is the key of the selector in the Scale of a NodePool (nodepools/scale), whose value
+// is the pool's UID. Nothing here carries the label: the HorizontalPodAutoscaler needs a selector even to
+// scale on External or Object metrics, the metrics that fit a pool of nodes.
+const NodePoolUIDLabel = "hcp.aro.azure.com/nodepool-uid"
+
 // DeliveryFinalizer keeps a deleted HCPCluster or NodePool until the objects delivered for it are gone
 // from its management cluster.
 const DeliveryFinalizer = "hcp.aro.azure.com/delivery"
@@ -399,6 +404,8 @@ type HCPClusterList struct {
 }
 
 // +genclient
+// +genclient:method=GetScale,verb=get,subresource=scale,result=k8s.io/api/autoscaling/v1.Scale
+// +genclient:method=UpdateScale,verb=update,subresource=scale,input=k8s.io/api/autoscaling/v1.Scale,result=k8s.io/api/autoscaling/v1.Scale
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // NodePool is a pool of worker virtual machines of one HCPCluster.

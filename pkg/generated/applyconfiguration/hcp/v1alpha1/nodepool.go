@@ -84,6 +84,12 @@ func ExtractNodePool(nodePool *hcpv1alpha1.NodePool, fieldManager string) (*Node
 	return ExtractNodePoolFrom(nodePool, fieldManager, "")
 }
 
+// ExtractNodePoolScale extracts the applied configuration owned by fieldManager from
+// nodePool for the scale subresource.
+func ExtractNodePoolScale(nodePool *hcpv1alpha1.NodePool, fieldManager string) (*NodePoolApplyConfiguration, error) {
+	return ExtractNodePoolFrom(nodePool, fieldManager, "scale")
+}
+
 // ExtractNodePoolStatus extracts the applied configuration owned by fieldManager from
 // nodePool for the status subresource.
 func ExtractNodePoolStatus(nodePool *hcpv1alpha1.NodePool, fieldManager string) (*NodePoolApplyConfiguration, error) {

@@ -24,6 +24,7 @@ import (
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	applyconfigurationhcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/pkg/generated/applyconfiguration/hcp/v1alpha1"
 	scheme "github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/scheme"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	types "k8s.io/apimachinery/pkg/types"
 	watch "k8s.io/apimachinery/pkg/watch"
@@ -51,6 +52,9 @@ type NodePoolInterface interface {
 	Apply(ctx context.Context, nodePool *applyconfigurationhcpv1alpha1.NodePoolApplyConfiguration, opts v1.ApplyOptions) (result *hcpv1alpha1.NodePool, err error)
 	// Add a +genclient:noStatus comment above the type to avoid generating ApplyStatus().
 	ApplyStatus(ctx context.Context, nodePool *applyconfigurationhcpv1alpha1.NodePoolApplyConfiguration, opts v1.ApplyOptions) (result *hcpv1alpha1.NodePool, err error)
+	GetScale(ctx context.Context, nodePoolName string, options v1.GetOptions) (*autoscalingv1.Scale, error)
+	UpdateScale(ctx context.Context, nodePoolName string, scale *autoscalingv1.Scale, opts v1.UpdateOptions) (*autoscalingv1.Scale, error)
+
 	NodePoolExpansion
 }
 
@@ -71,4 +75,33 @@ func newNodePools(c *HcpV1alpha1Client, namespace string) *nodePools {
 			func() *hcpv1alpha1.NodePoolList { return &hcpv1alpha1.NodePoolList{} },
 		),
 	}
+}
+
+// GetScale takes name of the nodePool, and returns the corresponding autoscalingv1.Scale object, and an error if there is any.
+func (c *nodePools) GetScale(ctx context.Context, nodePoolName string, options v1.GetOptions) (result *autoscalingv1.Scale, err error) {
+	result = &autoscalingv1.Scale{}
+	err = c.GetClient().Get().
+		Namespace(c.GetNamespace()).
+		Resource("nodepools").
+		Name(nodePoolName).
+		SubResource("scale").
+		VersionedParams(&options, scheme.ParameterCodec).
+		Do(ctx).
+		Into(result)
+	return
+}
+
+// UpdateScale takes the top resource name and the representation of a scale and updates it. Returns the server's representation of the scale, and an error, if there is any.
+func (c *nodePools) UpdateScale(ctx context.Context, nodePoolName string, scale *autoscalingv1.Scale, opts v1.UpdateOptions) (result *autoscalingv1.Scale, err error) {
+	result = &autoscalingv1.Scale{}
+	err = c.GetClient().Put().
+		Namespace(c.GetNamespace()).
+		Resource("nodepools").
+		Name(nodePoolName).
+		SubResource("scale").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(scale).
+		Do(ctx).
+		Into(result)
+	return
 }

@@ -19,10 +19,15 @@ limitations under the License.
 package fake
 
 import (
+	context "context"
+
 	v1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/pkg/generated/applyconfiguration/hcp/v1alpha1"
 	typedhcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/typed/hcp/v1alpha1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gentype "k8s.io/client-go/gentype"
+	testing "k8s.io/client-go/testing"
 )
 
 // fakeNodePools implements NodePoolInterface
@@ -48,4 +53,28 @@ func newFakeNodePools(fake *FakeHcpV1alpha1, namespace string) typedhcpv1alpha1.
 		),
 		fake,
 	}
+}
+
+// GetScale takes name of the nodePool, and returns the corresponding scale object, and an error if there is any.
+func (c *fakeNodePools) GetScale(ctx context.Context, nodePoolName string, options v1.GetOptions) (result *autoscalingv1.Scale, err error) {
+	emptyResult := &autoscalingv1.Scale{}
+	obj, err := c.Fake.
+		Invokes(testing.NewGetSubresourceActionWithOptions(c.Resource(), c.Namespace(), "scale", nodePoolName, options), emptyResult)
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*autoscalingv1.Scale), err
+}
+
+// UpdateScale takes the representation of a scale and updates it. Returns the server's representation of the scale, and an error, if there is any.
+func (c *fakeNodePools) UpdateScale(ctx context.Context, nodePoolName string, scale *autoscalingv1.Scale, opts v1.UpdateOptions) (result *autoscalingv1.Scale, err error) {
+	emptyResult := &autoscalingv1.Scale{}
+	obj, err := c.Fake.
+		Invokes(testing.NewUpdateSubresourceActionWithOptions(c.Resource(), "scale", c.Namespace(), scale, opts), &autoscalingv1.Scale{})
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*autoscalingv1.Scale), err
 }
