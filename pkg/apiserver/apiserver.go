@@ -3,16 +3,21 @@
 package apiserver
 
 import (
+	"context"
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	scalescheme "k8s.io/client-go/scale/scheme"
 	scaleautoscalingv1 "k8s.io/client-go/scale/scheme/autoscalingv1"
+	"k8s.io/klog/v2"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/install"
@@ -94,6 +99,31 @@ func (c CompletedConfig) New() (*Server, error) {
 	group.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = storage
 	if err := generic.InstallAPIGroup(&group); err != nil {
 		return nil, err
+	}
+	if c.Rules.Claims != nil {
+		// Objects stored by a server that did not claim their unique values get their claims before
+		// the server is ready; this is done once for every server sharing the etcd.
+		generic.AddPostStartHookOrDie("claim-unique-values", func(ctx genericapiserver.PostStartHookContext) error {
+			claimExisting := func(ctx context.Context) error {
+				for _, s := range storage {
+					if r, ok := s.(*hcpregistry.REST); ok {
+						if err := r.ClaimExisting(ctx); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			}
+			// A failed hook stops the server: retry what etcd may refuse for a moment.
+			return wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: time.Second, Factor: 2, Steps: 8, Cap: 30 * time.Second},
+				func(ctx context.Context) (bool, error) {
+					if err := c.Rules.Claims.Once(ctx, "claim-unique-values", claimExisting); err != nil {
+						klog.FromContext(ctx).Error(err, "Cannot claim the unique values of stored objects; retrying")
+						return false, nil
+					}
+					return true, nil
+				})
+		})
 	}
 	generic.AddPostStartHookOrDie("start-informers", func(ctx genericapiserver.PostStartHookContext) error {
 		if c.InformerFactory != nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -234,5 +235,46 @@ func TestTheLastNodePoolStaysOnlyWhileItsClusterRuns(t *testing.T) {
 				t.Errorf("the last pool of a cluster being deleted was refused: %v", err)
 			}
 		})
+	}
+}
+
+// TestClustersStoredWithoutClaimsGetThemAtStart starts a server on an etcd whose clusters were stored
+// by a server that kept no claims (here: the claims are removed from etcd), and expects their subnets
+// held all the same.
+func TestClustersStoredWithoutClaimsGetThemAtStart(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	etcd := framework.StartEtcd(t)
+	args := framework.InProcessOptions{Args: []string{"--etcd-servers=" + strings.Join(etcd.ClientURLs, ",")}}
+	first, err := framework.StartInProcessServer(ctx, t.TempDir(), args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := fixtures.HCPCluster(ns, "old")
+	if _, err := first.Client.HcpV1alpha1().HCPClusters(ns).Create(ctx, old, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	raw, err := clientv3.New(clientv3.Config{Endpoints: etcd.ClientURLs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Delete(ctx, "/hcp-apiserver/", clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
+
+	second, err := framework.StartInProcessServer(ctx, t.TempDir(), args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = second.Stop() })
+	newer := fixtures.HCPCluster(ns, "new")
+	newer.Spec.Platform.SubnetID = old.Spec.Platform.SubnetID
+	_, err = second.Client.HcpV1alpha1().HCPClusters(ns).Create(ctx, newer, metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "is already used by HCPCluster "+ns+"/old") {
+		t.Errorf("a subnet of a cluster stored without claims: got %v, want it refused as used by %s/old", err, ns)
 	}
 }

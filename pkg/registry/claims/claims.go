@@ -136,6 +136,10 @@ func (s *Store) Take(ctx context.Context, key string, holder Holder, standing St
 		if err := json.Unmarshal(kvs[0].Value, &current); err != nil {
 			return nil, nil, fmt.Errorf("reading the claim %s: %w", key, err)
 		}
+		if current.UID == holder.UID {
+			// Already this object's.
+			return keep, nil, nil
+		}
 		sameName = current.sameObjectName(holder)
 		if refused, err := s.refuses(ctx, current, holder, standing); err != nil || refused {
 			return nil, &current, err
@@ -176,6 +180,24 @@ func (s *Store) refuses(ctx context.Context, current, holder Holder, standing St
 		return false, err
 	}
 	return st == Held || (st == Absent && s.now().Sub(current.Since) < Grace), nil
+}
+
+// Once runs do unless a run of it named name finished before, on this server or another sharing the
+// etcd, and records that it did.
+func (s *Store) Once(ctx context.Context, name string, do func(context.Context) error) error {
+	key := Prefix + "done/" + name
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	if len(resp.Kvs) > 0 {
+		return nil
+	}
+	if err := do(ctx); err != nil {
+		return err
+	}
+	_, err = s.client.Put(ctx, key, s.now().UTC().Format(time.RFC3339))
+	return err
 }
 
 // Release gives back the claim at key if the object with uid holds it. Errors are logged: a claim

@@ -21,8 +21,18 @@ const Category = "hcp"
 // REST is the storage of one resource: the generic etcd store plus what kubectl discovers.
 type REST struct {
 	*genericregistry.Store
-	shortNames  []string
-	guardDelete DeleteGuard
+	shortNames    []string
+	guardDelete   DeleteGuard
+	claimExisting func(context.Context) error
+}
+
+// ClaimExisting claims the unique values of the objects stored before their claims were kept (by an
+// older server); the server runs it once at start.
+func (r *REST) ClaimExisting(ctx context.Context) error {
+	if r.claimExisting == nil {
+		return nil
+	}
+	return r.claimExisting(ctx)
 }
 
 // DeleteGuard runs the delete of the object name, which del carries out, within what keeps a rule over
@@ -138,6 +148,8 @@ type StoreOptions struct {
 	AttrFunc       storage.AttrFunc
 	// GuardDelete, when set, runs every delete (DeleteGuard).
 	GuardDelete DeleteGuard
+	// ClaimExisting is what ClaimUniqueValues returned, if the store claims values.
+	ClaimExisting func(context.Context) error
 }
 
 // NewStores completes the resource's store on etcd and derives its /status store from it.
@@ -149,5 +161,5 @@ func NewStores(o StoreOptions, optsGetter generic.RESTOptionsGetter) (*REST, *St
 	statusStore := *store
 	statusStore.UpdateStrategy = o.StatusStrategy
 	statusStore.ResetFieldsStrategy = o.StatusStrategy
-	return &REST{Store: store, shortNames: o.ShortNames, guardDelete: o.GuardDelete}, &StatusREST{store: &statusStore}, nil
+	return &REST{Store: store, shortNames: o.ShortNames, guardDelete: o.GuardDelete, claimExisting: o.ClaimExisting}, &StatusREST{store: &statusStore}, nil
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -13,6 +15,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/util/dryrun"
+	"k8s.io/klog/v2"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 )
@@ -33,7 +36,9 @@ type UniqueValue[T Object] struct {
 // ClaimUniqueValues makes store claim each unique value of an object when it is created and give the
 // claims back when it is deleted, so that two objects racing for one value cannot both be created.
 // The values must be immutable. It must be called before the /status store is derived from store.
-func ClaimUniqueValues[T Object](store *genericregistry.Store, c *claims.Store, kind schema.GroupKind, values ...UniqueValue[T]) {
+// It returns claimExisting, which claims the values of the objects already stored (by a server that
+// did not claim them) and reports values that several of them share.
+func ClaimUniqueValues[T Object](store *genericregistry.Store, c *claims.Store, kind schema.GroupKind, values ...UniqueValue[T]) (claimExisting func(context.Context) error) {
 	standing := func(v UniqueValue[T], compared string) claims.StandingFunc {
 		return func(ctx context.Context, h claims.Holder) (claims.Standing, error) {
 			obj, err := store.Get(genericapirequest.WithNamespace(ctx, h.Namespace), h.Name, &metav1.GetOptions{})
@@ -108,6 +113,36 @@ func ClaimUniqueValues[T Object](store *genericregistry.Store, c *claims.Store, 
 				c.Release(ctx, claims.Key(v.Space, compared), obj.GetUID())
 			}
 		}
+	}
+
+	return func(ctx context.Context) error {
+		list, err := store.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), &metainternalversion.ListOptions{})
+		if err != nil {
+			return err
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return err
+		}
+		for _, item := range items {
+			obj := item.(T)
+			holder := claims.Holder{Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
+			for _, v := range values {
+				compared, written := v.Of(obj)
+				if compared == "" {
+					continue
+				}
+				_, refusedBy, err := c.Take(ctx, claims.Key(v.Space, compared), holder, standing(v, compared))
+				if err != nil {
+					return err
+				}
+				if refusedBy != nil {
+					klog.FromContext(ctx).Error(nil, "Two stored objects share a value only one may have; delete one of them",
+						"kind", kind.Kind, "field", v.Path.String(), "value", written, "object", holder.String(), "holder", refusedBy.String())
+				}
+			}
+		}
+		return nil
 	}
 }
 

@@ -1,6 +1,8 @@
 package hcpcluster
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
@@ -31,13 +33,15 @@ func newREST(s hcpregistry.Strategy[*hcp.HCPCluster], optsGetter generic.RESTOpt
 		ResetFieldsStrategy:       s,
 		TableConvertor:            tableConvertor,
 	}
+	var claimExisting func(context.Context) error
 	if c != nil {
-		hcpregistry.ClaimUniqueValues(store, c, hcp.Kind("HCPCluster"), uniqueInfrastructure...)
+		claimExisting = hcpregistry.ClaimUniqueValues(store, c, hcp.Kind("HCPCluster"), uniqueInfrastructure...)
 	}
 	return hcpregistry.NewStores(hcpregistry.StoreOptions{
 		Store:          store,
 		StatusStrategy: NewStatusStrategy(s),
 		ShortNames:     []string{"hcpc"},
 		AttrFunc:       GetAttrs,
+		ClaimExisting:  claimExisting,
 	}, optsGetter)
 }

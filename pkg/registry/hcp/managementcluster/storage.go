@@ -1,6 +1,8 @@
 package managementcluster
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -35,13 +37,15 @@ func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *cl
 		ResetFieldsStrategy:       s,
 		TableConvertor:            tableConvertor,
 	}
+	var claimExisting func(context.Context) error
 	if c != nil {
-		hcpregistry.ClaimUniqueValues(store, c, hcp.Kind("ManagementCluster"), uniqueConsumerName)
+		claimExisting = hcpregistry.ClaimUniqueValues(store, c, hcp.Kind("ManagementCluster"), uniqueConsumerName)
 	}
 	return hcpregistry.NewStores(hcpregistry.StoreOptions{
 		Store:          store,
 		StatusStrategy: NewStatusStrategy(s),
 		ShortNames:     []string{"mc"},
 		AttrFunc:       GetAttrs,
+		ClaimExisting:  claimExisting,
 	}, optsGetter)
 }
