@@ -141,8 +141,12 @@ func (s *Store) Take(ctx context.Context, key string, holder Holder, standing St
 			return keep, nil, nil
 		}
 		sameName = current.sameObjectName(holder)
-		if refused, err := s.refuses(ctx, current, holder, standing); err != nil || refused {
-			return nil, &current, err
+		refused, err := s.refuses(ctx, current, holder, standing)
+		if err != nil {
+			return nil, nil, err
+		}
+		if refused {
+			return nil, &current, nil
 		}
 		if !sameName {
 			klog.FromContext(ctx).V(2).Info("Taking over a stale claim", "key", key, "holder", current.String(), "claimant", holder.String())
