@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -33,6 +34,8 @@ type Broker struct {
 	pki     *MQTTPKI
 	addr    string
 	process *Process // Mosquitto; nil for the embedded broker
+	// binary and conf start Mosquitto again after a kill.
+	binary, conf string
 
 	stop     func() error
 	stopOnce sync.Once
@@ -194,25 +197,46 @@ func StartMosquitto(t testing.TB, pki *MQTTPKI, aclLines ...string) *Broker {
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := StartProcess(t, dir, binary, "-c", conf)
-	probe := pki.ClientTLS(t, "mosquitto-probe")
-	p.WaitUntilReady(t, 30*time.Second, "TLS handshake", func(ctx context.Context) error {
-		conn, err := (&tls.Dialer{Config: probe}).DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return err
-		}
-		return conn.Close()
-	})
-	b := &Broker{
-		URL: "mqtts://" + addr, CAs: pki.CAs, pki: pki, addr: addr, process: p,
-		stop: func() error { return p.stop(mosquittoStopTimeout) },
-	}
+	b := &Broker{URL: "mqtts://" + addr, CAs: pki.CAs, pki: pki, addr: addr, binary: binary, conf: conf}
+	b.stop = func() error { return b.process.stop(mosquittoStopTimeout) }
+	b.startMosquitto(t, dir)
 	t.Cleanup(func() {
 		if err := b.Stop(); err != nil {
 			t.Error(err)
 		}
 	})
 	return b
+}
+
+// Kill kills Mosquitto with SIGKILL, as a crash would, and waits until it has exited.
+func (b *Broker) Kill() error {
+	if b.process == nil {
+		return errors.New("the embedded broker runs in the test process and cannot be killed")
+	}
+	return b.process.Kill()
+}
+
+// Restart starts Mosquitto again after Kill, on the same port with the same configuration, and
+// returns once it completes TLS handshakes. Persistence is off: sessions and queued messages are gone.
+func (b *Broker) Restart(t testing.TB) {
+	t.Helper()
+	if b.process == nil {
+		t.Fatal("the embedded broker cannot be restarted")
+	}
+	b.startMosquitto(t, ComponentDir(t, "mosquitto"))
+}
+
+func (b *Broker) startMosquitto(t testing.TB, dir string) {
+	t.Helper()
+	b.process = StartProcess(t, dir, b.binary, "-c", b.conf)
+	probe := b.pki.ClientTLS(t, "mosquitto-probe")
+	b.process.WaitUntilReady(t, 30*time.Second, "TLS handshake", func(ctx context.Context) error {
+		conn, err := (&tls.Dialer{Config: probe}).DialContext(ctx, "tcp", b.addr)
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	})
 }
 
 // mosquittoConf configures one mTLS listener on which a client's certificate

@@ -158,3 +158,22 @@ func TestEmbeddedBrokerACLSeesCertificateName(t *testing.T) {
 		t.Errorf("c2 subscribing to c1's topic: suback %+v, error %v; want reason code 0x87 (not authorized)", suback, err)
 	}
 }
+
+func TestMosquittoRestartsOnItsPortAfterKill(t *testing.T) {
+	b := StartMosquitto(t, NewMQTTPKI(t))
+	pid := b.process.PID()
+	if err := b.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if c, err := b.Connect(ctx, "while-down", b.ClientTLS(t, "while-down")); err == nil {
+		_ = c.Disconnect(&paho.Disconnect{})
+		t.Fatal("a client connected to a killed Mosquitto")
+	}
+	b.Restart(t)
+	if b.process.PID() == pid {
+		t.Fatalf("Restart kept the killed process %d", pid)
+	}
+	testDelivery(t, b)
+}
