@@ -20,7 +20,7 @@ import (
 )
 
 // deliveryStack is a management cluster (with kube-controller-manager and the HyperShift simulator), the
-// hcp-apiserver binary with its embedded broker on a fixed port, and the maestro-agent binary.
+// hcp-apiserver binary with its broker (embedded, on a fixed port, or external), and the maestro-agent binary.
 type deliveryStack struct {
 	mc        *framework.ManagementCluster
 	server    *server
@@ -32,9 +32,7 @@ type deliveryStack struct {
 
 func startDeliveryStack(t *testing.T, sim hypershiftsim.Options, serverArgs ...string) *deliveryStack {
 	t.Helper()
-	st := &deliveryStack{mc: framework.StartManagementCluster(t), dataDir: t.TempDir()}
-	st.mc.StartControllerManager(t)
-	hypershiftsim.StartForTest(t, st.mc.Config, sim)
+	st := newDeliveryStack(t, sim)
 	// A fixed broker port: a restarted server must be where the agent's bundle says.
 	st.args = append([]string{"--mqtt-bind-address=127.0.0.1:" + strconv.Itoa(framework.FreePort(t))}, serverArgs...)
 	st.startServer(t)
@@ -48,6 +46,16 @@ func startDeliveryStack(t *testing.T, sim hypershiftsim.Options, serverArgs ...s
 	st.agentArgs = []string{"--agent-bundle=" + bundle, "--kubeconfig=" + st.mc.Kubeconfig, "--metrics-bind-address=0"}
 	st.startAgent(t)
 	st.server.mustKubectl(t, "apply", "-f", filepath.Join(examplesDir, "00-managementcluster.yaml"))
+	return st
+}
+
+// newDeliveryStack starts the management side: the management cluster, its kube-controller-manager and
+// the HyperShift simulator. The caller sets the server's and the agent's arguments and starts them.
+func newDeliveryStack(t *testing.T, sim hypershiftsim.Options) *deliveryStack {
+	t.Helper()
+	st := &deliveryStack{mc: framework.StartManagementCluster(t), dataDir: t.TempDir()}
+	st.mc.StartControllerManager(t)
+	hypershiftsim.StartForTest(t, st.mc.Config, sim)
 	return st
 }
 
