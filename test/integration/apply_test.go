@@ -41,7 +41,9 @@ func TestServerSideApplyWithGeneratedApplyConfigurations(t *testing.T) {
 		t.Errorf("managed fields do not record the sre manager: %+v", applied.ManagedFields)
 	}
 
-	// Applying the same configuration again changes nothing.
+	// Applying the same configuration again changes nothing. The nodepool controller writes why the pool
+	// waits first.
+	applied = waitForClusterNotReady(t, ns, "dev.workers")
 	again, err := pools.Apply(ctx, nodePoolApply(ns, 3), metav1.ApplyOptions{FieldManager: "sre"})
 	if err != nil {
 		t.Fatalf("second apply: %v", err)

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
@@ -137,8 +138,17 @@ func TestWatchSeesCreateUpdateDelete(t *testing.T) {
 	if pool.Status.ProvisioningState != v1alpha1.ProvisioningStateAccepted || !slices.Contains(pool.Finalizers, v1alpha1.DeliveryFinalizer) {
 		t.Errorf("created pool is %q with finalizers %v; want Accepted with %s", pool.Status.ProvisioningState, pool.Finalizers, v1alpha1.DeliveryFinalizer)
 	}
-	pool.Spec.Replicas = ptr.To[int32](5)
-	if _, err := pools.Update(ctx, pool, metav1.UpdateOptions{}); err != nil {
+	// The nodepool controller writes the pool's status meanwhile: retry on a conflict.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pool, err := pools.Get(ctx, pool.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		pool.Spec.Replicas = ptr.To[int32](5)
+		_, err = pools.Update(ctx, pool, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := pools.Delete(ctx, pool.Name, metav1.DeleteOptions{}); err != nil {
@@ -156,9 +166,10 @@ func TestWatchSeesCreateUpdateDelete(t *testing.T) {
 	}
 	for _, want := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted} {
 		ev := next(want)
-		// The delete first marks the pool Deleting; the node pool controller then lets it go at once, as
-		// nothing of it was delivered.
-		for want == watch.Deleted && ev.Type == watch.Modified {
+		// The node pool controller writes the pool's status before the update: it waits for its cluster.
+		// The delete first marks the pool Deleting; the controller then lets it go at once, as nothing of
+		// it was delivered.
+		for ev.Type == watch.Modified && (want == watch.Deleted || *ev.Object.(*v1alpha1.NodePool).Spec.Replicas != 5) {
 			ev = next(want)
 		}
 		p, ok := ev.Object.(*v1alpha1.NodePool)

@@ -25,25 +25,33 @@ import (
 // cluster's state and the reason placement gave.
 func TestNodePoolSaysWhyItWaits(t *testing.T) {
 	ctx, ns := context.Background(), namespace(t)
-	cluster := createCluster(t, ns, "dev")
-	pools := client().HcpV1alpha1().NodePools(ns)
-	if _, err := pools.Create(ctx, fixtures.NodePool(ns, "dev", "workers"), metav1.CreateOptions{}); err != nil {
+	createCluster(t, ns, "dev")
+	if _, err := client().HcpV1alpha1().NodePools(ns).Create(ctx, fixtures.NodePool(ns, "dev", "workers"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	waitForClusterNotReady(t, ns, "dev.workers")
+}
+
+// waitForClusterNotReady waits until the pool's Ready condition says that its cluster, dev, is not placed,
+// with placement's reason, and returns the pool.
+func waitForClusterNotReady(t *testing.T, ns, name string) *v1alpha1.NodePool {
+	t.Helper()
 	want := "cluster dev is Accepted and not placed on a management cluster yet: no schedulable management cluster in " +
-		cluster.Spec.Location + " with free capacity and a connected agent"
+		fixtures.HCPCluster(ns, "dev").Spec.Location + " with free capacity and a connected agent"
+	var np *v1alpha1.NodePool
 	var ready *metav1.Condition
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		np, err := pools.Get(ctx, "dev.workers", metav1.GetOptions{})
-		if err != nil {
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		if np, err = client().HcpV1alpha1().NodePools(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
 			return false, err
 		}
 		ready = meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionReady)
 		return ready != nil && strings.HasPrefix(ready.Message, want), nil
 	})
 	if err != nil || ready.Status != metav1.ConditionFalse || ready.Reason != v1alpha1.NodePoolReasonClusterNotReady {
-		t.Errorf("Ready %+v (%v), want False, ClusterNotReady, %q", ready, err, want)
+		t.Fatalf("Ready %+v (%v), want False, ClusterNotReady, %q", ready, err, want)
 	}
+	return np
 }
 
 // nodepools/scale serves autoscaling/v1 Scale to the typed client and to client-go's scale client, the

@@ -7,7 +7,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
@@ -60,16 +62,33 @@ func TestProtobufAndJSONClientsSeeTheSameObjects(t *testing.T) {
 		t.Fatalf("watch over protobuf: %v", err)
 	}
 	defer w.Stop()
-	viaJSON.Spec.Replicas = ptr.To[int32](7)
-	if _, err := js.HcpV1alpha1().NodePools(ns).Update(ctx, viaJSON, metav1.UpdateOptions{}); err != nil {
+	// The nodepool controller writes the pool's status meanwhile: retry on a conflict, and look past its
+	// writes in the watch.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		viaJSON, err := js.HcpV1alpha1().NodePools(ns).Get(ctx, pool.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		viaJSON.Spec.Replicas = ptr.To[int32](7)
+		_, err = js.HcpV1alpha1().NodePools(ns).Update(ctx, viaJSON, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case ev := <-w.ResultChan():
-		if got, ok := ev.Object.(*v1alpha1.NodePool); !ok || got.Generation != 2 {
-			t.Errorf("protobuf watch event %s %T, want the update at generation 2", ev.Type, ev.Object)
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-w.ResultChan():
+			got, ok := ev.Object.(*v1alpha1.NodePool)
+			if !ok || ev.Type != watch.Modified {
+				t.Fatalf("protobuf watch event %s %T, want the update of the pool", ev.Type, ev.Object)
+			}
+			if got.Generation == 2 && *got.Spec.Replicas == 7 {
+				return
+			}
+		case <-timeout:
+			t.Fatal("no watch event of generation 2 over protobuf within 30s")
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("no watch event over protobuf within 30s")
 	}
 }
