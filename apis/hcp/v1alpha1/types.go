@@ -74,7 +74,7 @@ type HCPCluster struct {
 	Spec HCPClusterSpec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
 	// status is what the service has made of it so far.
 	// +optional
-	Status HCPClusterStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
+	Status HCPClusterStatus `json:"status,omitempty,omitzero" protobuf:"bytes,3,opt,name=status"`
 }
 
 // HCPClusterSpec mirrors the ARM properties of api-version 2026-09-01-preview.
@@ -87,16 +87,16 @@ type HCPClusterSpec struct {
 	Version VersionProfile `json:"version" protobuf:"bytes,3,opt,name=version"`
 	// dns configures the cluster's DNS names. Immutable.
 	// +optional
-	DNS DNSProfile `json:"dns,omitempty" protobuf:"bytes,4,opt,name=dns"`
+	DNS DNSProfile `json:"dns,omitempty,omitzero" protobuf:"bytes,4,opt,name=dns"`
 	// network configures the cluster network. Immutable.
 	// +optional
-	Network NetworkProfile `json:"network,omitempty" protobuf:"bytes,5,opt,name=network"`
+	Network NetworkProfile `json:"network,omitempty,omitzero" protobuf:"bytes,5,opt,name=network"`
 	// api configures the cluster's API server endpoint.
 	// +optional
-	API APIProfile `json:"api,omitempty" protobuf:"bytes,6,opt,name=api"`
+	API APIProfile `json:"api,omitempty,omitzero" protobuf:"bytes,6,opt,name=api"`
 	// ingress configures the default ingress controller. Immutable.
 	// +optional
-	Ingress IngressProfile `json:"ingress,omitempty" protobuf:"bytes,7,opt,name=ingress"`
+	Ingress IngressProfile `json:"ingress,omitempty,omitzero" protobuf:"bytes,7,opt,name=ingress"`
 	// platform holds the Azure specific configuration. Only operatorsAuthentication may change.
 	Platform PlatformProfile `json:"platform" protobuf:"bytes,8,opt,name=platform"`
 	// identity is the managed service identity of the cluster resource.
@@ -104,10 +104,10 @@ type HCPClusterSpec struct {
 	Identity *ManagedServiceIdentity `json:"identity,omitempty" protobuf:"bytes,9,opt,name=identity"`
 	// autoscaling configures the cluster autoscaler.
 	// +optional
-	Autoscaling ClusterAutoscalingProfile `json:"autoscaling,omitempty" protobuf:"bytes,10,opt,name=autoscaling"`
+	Autoscaling ClusterAutoscalingProfile `json:"autoscaling,omitempty,omitzero" protobuf:"bytes,10,opt,name=autoscaling"`
 	// etcd configures the control plane's etcd.
 	// +optional
-	Etcd EtcdProfile `json:"etcd,omitempty" protobuf:"bytes,11,opt,name=etcd"`
+	Etcd EtcdProfile `json:"etcd,omitempty,omitzero" protobuf:"bytes,11,opt,name=etcd"`
 	// imageDigestMirrors are the image mirrors of the cluster (at most 240).
 	// +optional
 	// +listType=atomic
@@ -117,7 +117,7 @@ type HCPClusterSpec struct {
 	NodeDrainTimeoutMinutes *int32 `json:"nodeDrainTimeoutMinutes,omitempty" protobuf:"varint,13,opt,name=nodeDrainTimeoutMinutes"`
 	// clusterImageRegistry configures the in-cluster image registry. Immutable.
 	// +optional
-	ClusterImageRegistry ClusterImageRegistryProfile `json:"clusterImageRegistry,omitempty" protobuf:"bytes,14,opt,name=clusterImageRegistry"`
+	ClusterImageRegistry ClusterImageRegistryProfile `json:"clusterImageRegistry,omitempty,omitzero" protobuf:"bytes,14,opt,name=clusterImageRegistry"`
 	// cryptoRestrictions is None or FIPS. Immutable.
 	// +optional
 	CryptoRestrictions string `json:"cryptoRestrictions,omitempty" protobuf:"bytes,15,opt,name=cryptoRestrictions"`
@@ -206,14 +206,14 @@ type PlatformProfile struct {
 	OutboundType string `json:"outboundType,omitempty" protobuf:"bytes,5,opt,name=outboundType"`
 	// operatorsAuthentication holds the managed identities the cluster's operators use.
 	// +optional
-	OperatorsAuthentication OperatorsAuthenticationProfile `json:"operatorsAuthentication,omitempty" protobuf:"bytes,6,opt,name=operatorsAuthentication"`
+	OperatorsAuthentication OperatorsAuthenticationProfile `json:"operatorsAuthentication,omitempty,omitzero" protobuf:"bytes,6,opt,name=operatorsAuthentication"`
 }
 
 // OperatorsAuthenticationProfile holds how the cluster's operators authenticate to Azure.
 type OperatorsAuthenticationProfile struct {
 	// userAssignedIdentities are the user-assigned managed identities of the operators.
 	// +optional
-	UserAssignedIdentities UserAssignedIdentitiesProfile `json:"userAssignedIdentities,omitempty" protobuf:"bytes,1,opt,name=userAssignedIdentities"`
+	UserAssignedIdentities UserAssignedIdentitiesProfile `json:"userAssignedIdentities,omitempty,omitzero" protobuf:"bytes,1,opt,name=userAssignedIdentities"`
 }
 
 // UserAssignedIdentitiesProfile maps operators to user-assigned managed identity ARM IDs.
@@ -342,16 +342,16 @@ type HCPClusterStatus struct {
 	ClusterID string `json:"clusterID,omitempty" protobuf:"bytes,4,opt,name=clusterID"`
 	// version reports the resolved and running versions.
 	// +optional
-	Version ClusterVersionStatus `json:"version,omitempty" protobuf:"bytes,5,opt,name=version"`
+	Version ClusterVersionStatus `json:"version,omitempty,omitzero" protobuf:"bytes,5,opt,name=version"`
 	// managementCluster is the name of the ManagementCluster the control plane runs on.
 	// +optional
 	ManagementCluster string `json:"managementCluster,omitempty" protobuf:"bytes,6,opt,name=managementCluster"`
 	// api reports the API server endpoint.
 	// +optional
-	API EndpointStatus `json:"api,omitempty" protobuf:"bytes,7,opt,name=api"`
+	API EndpointStatus `json:"api,omitempty,omitzero" protobuf:"bytes,7,opt,name=api"`
 	// console reports the web console endpoint.
 	// +optional
-	Console EndpointStatus `json:"console,omitempty" protobuf:"bytes,8,opt,name=console"`
+	Console EndpointStatus `json:"console,omitempty,omitzero" protobuf:"bytes,8,opt,name=console"`
 	// issuerURL is the OIDC issuer of the cluster's service account tokens.
 	// +optional
 	IssuerURL string `json:"issuerURL,omitempty" protobuf:"bytes,9,opt,name=issuerURL"`
@@ -416,7 +416,7 @@ type NodePool struct {
 
 	Spec NodePoolSpec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
 	// +optional
-	Status NodePoolStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
+	Status NodePoolStatus `json:"status,omitempty,omitzero" protobuf:"bytes,3,opt,name=status"`
 }
 
 // NodePoolSpec mirrors the ARM nodePools properties.
@@ -425,7 +425,7 @@ type NodePoolSpec struct {
 	ClusterName string `json:"clusterName" protobuf:"bytes,1,opt,name=clusterName"`
 	// version is the OpenShift version (MAJOR.MINOR.PATCH) of the pool's nodes.
 	// +optional
-	Version VersionProfile `json:"version,omitempty" protobuf:"bytes,2,opt,name=version"`
+	Version VersionProfile `json:"version,omitempty,omitzero" protobuf:"bytes,2,opt,name=version"`
 	// platform is the Azure configuration of the pool's VMs. Immutable.
 	Platform NodePoolPlatformProfile `json:"platform" protobuf:"bytes,3,opt,name=platform"`
 	// replicas is the fixed number of nodes; set it or autoScaling, not both.
@@ -473,7 +473,7 @@ type NodePoolPlatformProfile struct {
 	EnableEncryptionAtHost bool `json:"enableEncryptionAtHost,omitempty" protobuf:"varint,3,opt,name=enableEncryptionAtHost"`
 	// osDisk configures the VMs' OS disk.
 	// +optional
-	OSDisk OSDiskProfile `json:"osDisk,omitempty" protobuf:"bytes,4,opt,name=osDisk"`
+	OSDisk OSDiskProfile `json:"osDisk,omitempty,omitzero" protobuf:"bytes,4,opt,name=osDisk"`
 	// availabilityZone pins the pool to one zone of the region.
 	// +optional
 	AvailabilityZone string `json:"availabilityZone,omitempty" protobuf:"bytes,5,opt,name=availabilityZone"`
@@ -568,7 +568,7 @@ type BreakglassCredential struct {
 
 	Spec BreakglassCredentialSpec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
 	// +optional
-	Status BreakglassCredentialStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
+	Status BreakglassCredentialStatus `json:"status,omitempty,omitzero" protobuf:"bytes,3,opt,name=status"`
 }
 
 // BreakglassCredentialSpec asks for a credential. It cannot change once created.
@@ -625,7 +625,7 @@ type ManagementCluster struct {
 
 	Spec ManagementClusterSpec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
 	// +optional
-	Status ManagementClusterStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
+	Status ManagementClusterStatus `json:"status,omitempty,omitzero" protobuf:"bytes,3,opt,name=status"`
 }
 
 // ManagementClusterSpec describes a management cluster.
