@@ -115,14 +115,22 @@ func (c CompletedConfig) New() (*Server, error) {
 				return nil
 			}
 			// A failed hook stops the server: retry what etcd may refuse for a moment.
-			return wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: time.Second, Factor: 2, Steps: 8, Cap: 30 * time.Second},
+			err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: time.Second, Factor: 2, Steps: 8, Cap: 30 * time.Second},
 				func(ctx context.Context) (bool, error) {
 					if err := c.Rules.Claims.Once(ctx, "claim-unique-values", claimExisting); err != nil {
+						if ctx.Err() != nil {
+							return false, ctx.Err()
+						}
 						klog.FromContext(ctx).Error(err, "Cannot claim the unique values of stored objects; retrying")
 						return false, nil
 					}
 					return true, nil
 				})
+			if ctx.Err() != nil {
+				// The server is stopping, which is no failure: the next start claims them.
+				return nil
+			}
+			return err
 		})
 	}
 	generic.AddPostStartHookOrDie("start-informers", func(ctx genericapiserver.PostStartHookContext) error {

@@ -213,6 +213,10 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.RecommendedOptions.ApplyTo(cfg); err != nil {
 		return nil, err
 	}
+	// On SIGTERM: drain the requests in flight, then give the connections 2s to close. Without this the
+	// connections get the whole request timeout (60s), and one opened as the server stops (a client of its
+	// own that was just starting) holds the process that long.
+	cfg.ShutdownSendRetryAfter = true
 
 	if standaloneMode {
 		authn, clientCA, err := pki.Authenticator()

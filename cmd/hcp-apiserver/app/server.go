@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,6 +79,12 @@ may publish and subscribe only on its own consumer's topics.`,
 // Run starts the server and blocks until ctx is done, then stops the API before etcd.
 func Run(ctx context.Context, o *Options) error {
 	logger := klog.FromContext(ctx)
+	// Before anything in the data directory is touched: it may be another server's.
+	unlock, err := lockDataDir(ctx, o.DataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if o.Standalone() {
 		// The kubeconfig appears only once the server is ready, so its presence means "ready".
 		if err := os.Remove(o.AdminKubeconfig()); err != nil && !os.IsNotExist(err) {
@@ -86,8 +93,11 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	var etcd *embeddedetcd.Etcd
 	if len(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList) == 0 {
-		var err error
-		if etcd, err = embeddedetcd.Start(ctx, o.DataDir+"/etcd"); err != nil {
+		if etcd, err = embeddedetcd.Start(ctx, filepath.Join(o.DataDir, "etcd")); err != nil {
+			if ctx.Err() != nil {
+				// Asked to stop while etcd was starting.
+				return nil
+			}
 			return err
 		}
 		// Deferred calls run after the API server has drained, so etcd outlives every request.
