@@ -121,13 +121,16 @@ func (r *StatusREST) Destroy() {}
 
 // Get retrieves the object, so that clients can patch its status.
 func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
+	if err := ValidateGetOptions(options); err != nil {
+		return nil, err
+	}
 	return r.store.Get(ctx, name, options)
 }
 
 // Update writes the status of the object; the status strategy keeps the spec as stored.
 func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
 	// Status writes never create: an object is created through the main resource.
-	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+	return r.store.Update(ctx, name, ClearBadRequests(objInfo), createValidation, updateValidation, false, options)
 }
 
 // GetResetFields implements rest.ResetFieldsStrategy.

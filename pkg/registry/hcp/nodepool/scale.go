@@ -18,6 +18,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
 )
 
 // ScaleREST serves nodepools/scale: spec.replicas of a pool as an autoscaling/v1 Scale, for kubectl scale
@@ -61,6 +62,9 @@ func (r *ScaleREST) Destroy() {}
 
 // Get returns the Scale of a pool.
 func (r *ScaleREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
+	if err := hcpregistry.ValidateGetOptions(options); err != nil {
+		return nil, err
+	}
 	obj, err := r.store.Get(ctx, name, options)
 	if err != nil {
 		return nil, err
@@ -70,7 +74,7 @@ func (r *ScaleREST) Get(ctx context.Context, name string, options *metav1.GetOpt
 
 // Update sets spec.replicas of a pool from a Scale.
 func (r *ScaleREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	obj, _, err := r.store.Update(ctx, name, &scaleUpdatedObjectInfo{name: name, reqObjInfo: objInfo},
+	obj, _, err := r.store.Update(ctx, name, hcpregistry.ClearBadRequests(&scaleUpdatedObjectInfo{name: name, reqObjInfo: objInfo}),
 		toScaleCreateValidation(createValidation), toScaleUpdateValidation(updateValidation), false, options)
 	if err != nil {
 		return nil, false, err
