@@ -39,7 +39,14 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 
 // Update implements rest.Updater; see ClearBadRequests.
 func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return r.Store.Update(ctx, name, ClearBadRequests(objInfo), createValidation, updateValidation, forceAllowCreate, options)
+	var dryRun []string
+	if options != nil {
+		dryRun = options.DryRun
+	}
+	createValidation, finish := r.beginCreateAfter(createValidation, dryRun)
+	obj, created, err := r.Store.Update(ctx, name, ClearBadRequests(objInfo), createValidation, updateValidation, forceAllowCreate, options)
+	finish(ctx, err == nil)
+	return obj, created, err
 }
 
 // resourceVersionParam is the resourceVersion parameter of a get, list or watch.

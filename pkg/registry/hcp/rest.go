@@ -24,6 +24,47 @@ type REST struct {
 	shortNames    []string
 	guardDelete   DeleteGuard
 	claimExisting func(context.Context) error
+	beginCreate   BeginCreate
+}
+
+// BeginCreate starts what a create holds until it is written or refused (claims, a lock), once the object
+// passed validation and admission, and returns finish, which the create calls with the outcome.
+type BeginCreate func(ctx context.Context, obj runtime.Object, dryRun []string) (finish genericregistry.FinishFunc, err error)
+
+// Create creates the object; the store's BeginCreate runs after validation and admission, so that a
+// client hears of what is wrong with its object before it hears of other objects.
+func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	var dryRun []string
+	if options != nil {
+		dryRun = options.DryRun
+	}
+	createValidation, finish := r.beginCreateAfter(createValidation, dryRun)
+	out, err := r.Store.Create(ctx, obj, createValidation, options)
+	finish(ctx, err == nil)
+	return out, err
+}
+
+// beginCreateAfter returns createValidation followed by the store's BeginCreate, and the finish function
+// of what it began (nothing if the create was refused before).
+func (r *REST) beginCreateAfter(createValidation rest.ValidateObjectFunc, dryRun []string) (rest.ValidateObjectFunc, genericregistry.FinishFunc) {
+	finish := genericregistry.FinishFunc(func(context.Context, bool) {})
+	if r.beginCreate == nil {
+		return createValidation, func(ctx context.Context, success bool) { finish(ctx, success) }
+	}
+	validate := func(ctx context.Context, obj runtime.Object) error {
+		if createValidation != nil {
+			if err := createValidation(ctx, obj); err != nil {
+				return err
+			}
+		}
+		f, err := r.beginCreate(ctx, obj, dryRun)
+		if err != nil {
+			return err
+		}
+		finish = f
+		return nil
+	}
+	return validate, func(ctx context.Context, success bool) { finish(ctx, success) }
 }
 
 // ClaimExisting claims the unique values of the objects stored before their claims were kept (by an
@@ -153,6 +194,8 @@ type StoreOptions struct {
 	GuardDelete DeleteGuard
 	// ClaimExisting is what ClaimUniqueValues returned, if the store claims values.
 	ClaimExisting func(context.Context) error
+	// BeginCreate, when set, runs in every create once validation and admission passed.
+	BeginCreate BeginCreate
 }
 
 // NewStores completes the resource's store on etcd and derives its /status store from it.
@@ -164,5 +207,5 @@ func NewStores(o StoreOptions, optsGetter generic.RESTOptionsGetter) (*REST, *St
 	statusStore := *store
 	statusStore.UpdateStrategy = o.StatusStrategy
 	statusStore.ResetFieldsStrategy = o.StatusStrategy
-	return &REST{Store: store, shortNames: o.ShortNames, guardDelete: o.GuardDelete, claimExisting: o.ClaimExisting}, &StatusREST{store: &statusStore}, nil
+	return &REST{Store: store, shortNames: o.ShortNames, guardDelete: o.GuardDelete, claimExisting: o.ClaimExisting, beginCreate: o.BeginCreate}, &StatusREST{store: &statusStore}, nil
 }

@@ -33,12 +33,12 @@ type UniqueValue[T Object] struct {
 	Of func(obj T) (compared, written string)
 }
 
-// ClaimUniqueValues makes store claim each unique value of an object when it is created and give the
-// claims back when it is deleted, so that two objects racing for one value cannot both be created.
-// The values must be immutable. It must be called before the /status store is derived from store.
-// It returns claimExisting, which claims the values of the objects already stored (by a server that
-// did not claim them) and reports values that several of them share.
-func ClaimUniqueValues[T Object](store *genericregistry.Store, c *claims.Store, kind schema.GroupKind, values ...UniqueValue[T]) (claimExisting func(context.Context) error) {
+// ClaimUniqueValues returns what makes store claim each unique value of an object when it is created
+// (beginCreate) and give the claims back when it is deleted (set here as store.AfterDelete, before the
+// /status store is derived from store), so that two objects racing for one value cannot both be created.
+// The values must be immutable. claimExisting claims the values of the objects already stored (by a
+// server that did not claim them) and reports values that several of them share.
+func ClaimUniqueValues[T Object](store *genericregistry.Store, c *claims.Store, kind schema.GroupKind, values ...UniqueValue[T]) (beginCreate BeginCreate, claimExisting func(context.Context) error) {
 	standing := func(v UniqueValue[T], compared string) claims.StandingFunc {
 		return func(ctx context.Context, h claims.Holder) (claims.Standing, error) {
 			obj, err := store.Get(genericapirequest.WithNamespace(ctx, h.Namespace), h.Name, &metav1.GetOptions{})
@@ -54,7 +54,7 @@ func ClaimUniqueValues[T Object](store *genericregistry.Store, c *claims.Store, 
 			return claims.Released, nil
 		}
 	}
-	store.BeginCreate = func(ctx context.Context, o runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
+	beginCreate = func(ctx context.Context, o runtime.Object, dryRun []string) (genericregistry.FinishFunc, error) {
 		obj := o.(T)
 		holder := claims.Holder{Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
 		var undos []func(context.Context)
@@ -72,7 +72,7 @@ func ClaimUniqueValues[T Object](store *genericregistry.Store, c *claims.Store, 
 			key := claims.Key(v.Space, compared)
 			var refusedBy *claims.Holder
 			var err error
-			if dryrun.IsDryRun(options.DryRun) {
+			if dryrun.IsDryRun(dryRun) {
 				refusedBy, err = c.Check(ctx, key, holder, standing(v, compared))
 			} else {
 				var undo func(context.Context)
@@ -115,7 +115,7 @@ func ClaimUniqueValues[T Object](store *genericregistry.Store, c *claims.Store, 
 		}
 	}
 
-	return func(ctx context.Context) error {
+	claimExisting = func(ctx context.Context) error {
 		list, err := store.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), &metainternalversion.ListOptions{})
 		if err != nil {
 			return err
@@ -144,6 +144,7 @@ func ClaimUniqueValues[T Object](store *genericregistry.Store, c *claims.Store, 
 		}
 		return nil
 	}
+	return beginCreate, claimExisting
 }
 
 func refusal(kind string, holder claims.Holder, rule string) string {

@@ -7,21 +7,21 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
 )
 
 // limitPerCluster makes store refuse a credential when its cluster already has max that are, or may
 // become, valid certificates. A break-glass credential is cluster-admin that bypasses the cluster's
 // identity provider, so few are kept at a time. Creates for one cluster count and write one at a
 // time, under a lock in etcd, so that racing creates cannot all count one short of the limit.
-func limitPerCluster(store *genericregistry.Store, c *claims.Store, max int) {
-	store.BeginCreate = func(ctx context.Context, o runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
+func limitPerCluster(store *genericregistry.Store, c *claims.Store, max int) hcpregistry.BeginCreate {
+	return func(ctx context.Context, o runtime.Object, _ []string) (genericregistry.FinishFunc, error) {
 		credential := o.(*hcp.BreakglassCredential)
 		unlock, err := c.Lock(ctx, "breakglasscredentials/"+credential.Namespace+"/"+credential.Spec.ClusterName)
 		if err != nil {
@@ -37,7 +37,7 @@ func limitPerCluster(store *genericregistry.Store, c *claims.Store, max int) {
 			unlock()
 			return nil, err
 		}
-		// Held until the credential is written, or refused by admission or validation.
+		// Held until the credential is written or its write fails.
 		return func(context.Context, bool) { unlock() }, nil
 	}
 }

@@ -27,13 +27,15 @@ func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *cl
 		ResetFieldsStrategy:       s,
 		TableConvertor:            tableConvertor,
 	}
+	var beginCreate hcpregistry.BeginCreate
 	if c != nil {
-		limitPerCluster(store, c, maxPerCluster)
+		beginCreate = limitPerCluster(store, c, maxPerCluster)
 	}
 	return hcpregistry.NewStores(hcpregistry.StoreOptions{
 		Store:          store,
 		StatusStrategy: NewStatusStrategy(s),
 		ShortNames:     []string{"bgc"},
 		AttrFunc:       GetAttrs,
+		BeginCreate:    beginCreate,
 	}, optsGetter)
 }

@@ -33,9 +33,10 @@ func newREST(s hcpregistry.Strategy[*hcp.HCPCluster], optsGetter generic.RESTOpt
 		ResetFieldsStrategy:       s,
 		TableConvertor:            tableConvertor,
 	}
+	var beginCreate hcpregistry.BeginCreate
 	var claimExisting func(context.Context) error
 	if c != nil {
-		claimExisting = hcpregistry.ClaimUniqueValues(store, c, hcp.Kind("HCPCluster"), uniqueInfrastructure...)
+		beginCreate, claimExisting = hcpregistry.ClaimUniqueValues(store, c, hcp.Kind("HCPCluster"), uniqueInfrastructure...)
 	}
 	return hcpregistry.NewStores(hcpregistry.StoreOptions{
 		Store:          store,
@@ -43,5 +44,6 @@ func newREST(s hcpregistry.Strategy[*hcp.HCPCluster], optsGetter generic.RESTOpt
 		ShortNames:     []string{"hcpc"},
 		AttrFunc:       GetAttrs,
 		ClaimExisting:  claimExisting,
+		BeginCreate:    beginCreate,
 	}, optsGetter)
 }

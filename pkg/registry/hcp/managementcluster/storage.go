@@ -37,9 +37,10 @@ func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *cl
 		ResetFieldsStrategy:       s,
 		TableConvertor:            tableConvertor,
 	}
+	var beginCreate hcpregistry.BeginCreate
 	var claimExisting func(context.Context) error
 	if c != nil {
-		claimExisting = hcpregistry.ClaimUniqueValues(store, c, hcp.Kind("ManagementCluster"), uniqueConsumerName)
+		beginCreate, claimExisting = hcpregistry.ClaimUniqueValues(store, c, hcp.Kind("ManagementCluster"), uniqueConsumerName)
 	}
 	return hcpregistry.NewStores(hcpregistry.StoreOptions{
 		Store:          store,
@@ -47,5 +48,6 @@ func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *cl
 		ShortNames:     []string{"mc"},
 		AttrFunc:       GetAttrs,
 		ClaimExisting:  claimExisting,
+		BeginCreate:    beginCreate,
 	}, optsGetter)
 }
