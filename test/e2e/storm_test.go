@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
@@ -134,7 +136,7 @@ func TestStormRidesOutCrashesOfEveryPart(t *testing.T) {
 	// Deleting every cluster leaves nothing on the management cluster.
 	deleteStart := time.Now()
 	deleteAll(t, s.client.Load(), clusters)
-	waitManagementClusterEmpty(t, s.client.Load(), st.mc, 3*time.Minute+time.Duration(n)*300*time.Millisecond)
+	waitManagementClusterEmpty(t, s.client.Load(), st.mc, n, 3*time.Minute+time.Duration(n)*300*time.Millisecond)
 	t.Logf("all %d clusters deleted, and their objects gone from the management cluster, after %v", n, since(deleteStart))
 }
 
@@ -310,7 +312,7 @@ func waitAllSucceeded(t *testing.T, client versioned.Interface, n int, timeout t
 	states := map[string]int{}
 	var failed []string
 	report := time.Now()
-	err := wait.PollUntilContextTimeout(t.Context(), time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), pollInterval(n), timeout, true, func(ctx context.Context) (bool, error) {
 		if time.Since(report) > 30*time.Second {
 			report = time.Now()
 			t.Logf("%d clusters stored; by provisioningState: %v", len(clusters), states)
@@ -344,7 +346,6 @@ func waitAllSucceeded(t *testing.T, client versioned.Interface, n int, timeout t
 // record belongs to no cluster.
 func checkDeliveredOnce(t *testing.T, mc *framework.ManagementCluster, clusters []v1alpha1.HCPCluster) {
 	t.Helper()
-	ctx := t.Context()
 	owner := map[string]string{}      // bundle ID -> cluster
 	placed := map[string]string{}     // namespace/name of its HostedCluster -> cluster
 	namespaces := map[string]string{} // namespaces it may have -> cluster
@@ -357,17 +358,17 @@ func checkDeliveredOnce(t *testing.T, mc *framework.ManagementCluster, clusters 
 		namespaces[hypershiftsim.ControlPlaneNamespace(ns, name)] = c.Name
 	}
 
-	hcs, err := mc.Dynamic.Resource(hostedClusters).List(ctx, metav1.ListOptions{})
+	left, err := listLeftovers(t.Context(), mcMetadata(t, mc))
 	if err != nil {
 		t.Fatal(err)
 	}
 	delivered := map[string]int{}
-	for _, hc := range hcs.Items {
-		key := hc.GetNamespace() + "/" + hc.GetName()
+	for _, hc := range left.hostedClusters {
+		key := hc.Namespace + "/" + hc.Name
 		cluster := placed[key]
-		if cluster == "" || owner[hc.GetLabels()[agent.BundleLabel]] != cluster {
+		if cluster == "" || owner[hc.Labels[agent.BundleLabel]] != cluster {
 			t.Errorf("HostedCluster %s (bundle %q) on the management cluster belongs to no stored cluster",
-				key, hc.GetLabels()[agent.BundleLabel])
+				key, hc.Labels[agent.BundleLabel])
 			continue
 		}
 		delivered[cluster]++
@@ -378,37 +379,69 @@ func checkDeliveredOnce(t *testing.T, mc *framework.ManagementCluster, clusters 
 				c.Name, c.Status.ClusterID, delivered[c.Name])
 		}
 	}
-
-	nsList, err := mc.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ns := range nsList.Items {
-		if strings.HasPrefix(ns.Name, "ocm-") && namespaces[ns.Name] == "" {
+	for _, ns := range left.namespaces {
+		if namespaces[ns.Name] == "" {
 			t.Errorf("namespace %s on the management cluster belongs to no stored cluster", ns.Name)
 		}
 	}
-
-	records := bundleRecords(t, mc)
-	if len(records) != len(clusters) {
-		t.Errorf("the agent records %d bundles, want one for each of the %d clusters", len(records), len(clusters))
+	if len(left.records) != len(clusters) {
+		t.Errorf("the agent records %d bundles, want one for each of the %d clusters", len(left.records), len(clusters))
 	}
 }
 
-// bundleRecords returns the names of the agent's bundle records on the management cluster.
-func bundleRecords(t *testing.T, mc *framework.ManagementCluster) []string {
+// leftovers is what clusters leave on the management cluster, metadata only: HostedClusters, ocm-*
+// namespaces and the agent's bundle records. The test reads metadata only, so that its own reads weigh
+// little on the management cluster's API beside what it measures.
+type leftovers struct {
+	hostedClusters, namespaces, records []metav1.PartialObjectMetadata
+}
+
+func (l leftovers) String() string {
+	var parts []string
+	for _, p := range []struct {
+		what  string
+		count int
+	}{{"HostedClusters", len(l.hostedClusters)}, {"ocm-* namespaces", len(l.namespaces)}, {"bundle records", len(l.records)}} {
+		if p.count > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.count, p.what))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func listLeftovers(ctx context.Context, client metadata.Interface) (leftovers, error) {
+	var l leftovers
+	hcs, err := client.Resource(hostedClusters).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return l, err
+	}
+	l.hostedClusters = hcs.Items
+	nsList, err := client.Resource(corev1.SchemeGroupVersion.WithResource("namespaces")).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return l, err
+	}
+	for _, ns := range nsList.Items {
+		if strings.HasPrefix(ns.Name, "ocm-") {
+			l.namespaces = append(l.namespaces, ns)
+		}
+	}
+	records, err := client.Resource(corev1.SchemeGroupVersion.WithResource("secrets")).Namespace(agentStateNamespace).
+		List(ctx, metav1.ListOptions{LabelSelector: agent.ConsumerLabel + "=" + stormConsumer})
+	if err != nil {
+		return l, err
+	}
+	l.records = records.Items
+	return l, nil
+}
+
+// mcMetadata is a metadata client of the management cluster.
+func mcMetadata(t *testing.T, mc *framework.ManagementCluster) metadata.Interface {
 	t.Helper()
-	secrets, err := mc.Kube.CoreV1().Secrets(agentStateNamespace).List(t.Context(), metav1.ListOptions{})
+	client, err := metadata.NewForConfig(mc.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, s := range secrets.Items {
-		if s.Type == agent.RecordType {
-			names = append(names, s.Name)
-		}
-	}
-	return names
+	return client
 }
 
 // deleteAll deletes the clusters from stormWorkers clients.
@@ -442,47 +475,32 @@ func deleteAll(t *testing.T, client versioned.Interface, clusters []v1alpha1.HCP
 
 // waitManagementClusterEmpty waits until no HCPCluster is stored and the management cluster holds no
 // HostedCluster, no ocm-* namespace and no bundle record of the agent.
-func waitManagementClusterEmpty(t *testing.T, client versioned.Interface, mc *framework.ManagementCluster, timeout time.Duration) {
+func waitManagementClusterEmpty(t *testing.T, client versioned.Interface, mc *framework.ManagementCluster, n int, timeout time.Duration) {
 	t.Helper()
-	var left []string
+	meta := mcMetadata(t, mc)
+	var left string
 	report := time.Now()
-	err := wait.PollUntilContextTimeout(t.Context(), time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		if time.Since(report) > 30*time.Second {
-			report = time.Now()
-			slices.Sort(left)
-			t.Logf("still left: %s", strings.Join(left, ", "))
-		}
-		left = nil
+	err := wait.PollUntilContextTimeout(t.Context(), pollInterval(n), timeout, true, func(ctx context.Context) (bool, error) {
 		clusters, err := client.HcpV1alpha1().HCPClusters(stormNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}
-		hcs, err := mc.Dynamic.Resource(hostedClusters).List(ctx, metav1.ListOptions{})
+		l, err := listLeftovers(ctx, meta)
 		if err != nil {
 			return false, nil
 		}
-		nsList, err := mc.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
+		left = l.String()
+		if n := len(clusters.Items); n > 0 {
+			left = strings.TrimSuffix(fmt.Sprintf("%d HCPClusters, %s", n, left), ", ")
 		}
-		var ocm int
-		for _, ns := range nsList.Items {
-			if strings.HasPrefix(ns.Name, "ocm-") {
-				ocm++
-			}
+		if time.Since(report) > 30*time.Second {
+			report = time.Now()
+			t.Logf("still left: %s", left)
 		}
-		records := bundleRecords(t, mc)
-		for what, count := range map[string]int{"HCPClusters": len(clusters.Items), "HostedClusters": len(hcs.Items),
-			"ocm-* namespaces": ocm, "bundle records": len(records)} {
-			if count > 0 {
-				left = append(left, fmt.Sprintf("%d %s", count, what))
-			}
-		}
-		return len(left) == 0, nil
+		return left == "", nil
 	})
 	if err != nil {
-		slices.Sort(left)
-		t.Fatalf("%v after deleting every cluster, still left: %s", timeout, strings.Join(left, ", "))
+		t.Fatalf("%v after deleting every cluster, still left: %s", timeout, left)
 	}
 }
 
@@ -523,6 +541,10 @@ func pollReadyz(ctx context.Context, readyz string, want bool) error {
 	}
 	return nil
 }
+
+// pollInterval is how often the test looks at n clusters: every second for a few, less often for many,
+// so that its own reads stay small beside the work it waits for.
+func pollInterval(n int) time.Duration { return time.Second + time.Duration(n)*2*time.Millisecond }
 
 // since is the time since start, rounded for a reader.
 func since(start time.Time) time.Duration { return time.Since(start).Round(time.Millisecond) }
