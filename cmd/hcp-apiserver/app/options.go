@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -22,6 +21,7 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/util/compatibility"
+	cliflag "k8s.io/component-base/cli/flag"
 	basecompatibility "k8s.io/component-base/compatibility"
 	netutils "k8s.io/utils/net"
 
@@ -86,12 +86,11 @@ func NewOptions() *Options {
 	return o
 }
 
-// AddFlags adds every flag to fs.
-func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	o.RecommendedOptions.AddFlags(fs)
-	o.ComponentGlobalsRegistry.AddFlags(fs)
-	o.Maestro.AddFlags(fs)
-	o.Controllers.AddFlags(fs)
+// Flags returns every flag, in sections for --help: the server's own first, then those of the generic API
+// server, most of which matter only when it runs aggregated behind kube-apiserver.
+func (o *Options) Flags() cliflag.NamedFlagSets {
+	var fss cliflag.NamedFlagSets
+	fs := fss.FlagSet("hcp-apiserver")
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
 		"Folder for the embedded etcd's data (when --etcd-servers is empty) and, in standalone mode, the generated certificates and admin.kubeconfig.")
 	fs.StringSliceVar(&o.AlternateNames, "alternate-names", o.AlternateNames,
@@ -100,6 +99,21 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"A Cincinnati-format graph of the OpenShift releases offered per channel group, in a file or at an http(s) URL (an OpenShift update service's graph); replaces the compiled-in catalog. Read at start.")
 	fs.IntVar(&o.MaxBreakglassCredentialsPerCluster, "max-breakglass-credentials-per-cluster", o.MaxBreakglassCredentialsPerCluster,
 		"How many unexpired (Pending or Issued) break-glass credentials one cluster may have.")
+	o.Maestro.AddFlags(fss.FlagSet("maestro"))
+	o.Controllers.AddFlags(fss.FlagSet("controllers"))
+	r := o.RecommendedOptions
+	r.Etcd.AddFlags(fss.FlagSet("etcd (--etcd-servers replaces the embedded etcd)"))
+	r.SecureServing.AddFlags(fss.FlagSet("secure serving"))
+	r.Admission.AddFlags(fss.FlagSet("admission"))
+	r.Authentication.AddFlags(fss.FlagSet("authentication (aggregated mode only)"))
+	r.Authorization.AddFlags(fss.FlagSet("authorization (aggregated mode only)"))
+	r.CoreAPI.AddFlags(fss.FlagSet("kube-apiserver (aggregated mode only)"))
+	r.Audit.AddFlags(fss.FlagSet("audit"))
+	r.Features.AddFlags(fss.FlagSet("features"))
+	r.EgressSelector.AddFlags(fss.FlagSet("egress selector"))
+	r.Traces.AddFlags(fss.FlagSet("traces"))
+	o.ComponentGlobalsRegistry.AddFlags(fss.FlagSet("compatibility"))
+	return fss
 }
 
 // Standalone tells whether the server runs without a kube-apiserver: no delegated

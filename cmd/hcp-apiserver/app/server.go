@@ -13,6 +13,9 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/cli/globalflag"
+	"k8s.io/component-base/logs"
 	"k8s.io/klog/v2"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/embeddedetcd"
@@ -46,8 +49,30 @@ once it is ready to serve. Otherwise it runs aggregated behind kube-apiserver.`,
 		SilenceUsage: true,
 	}
 	cmd.SetContext(ctx)
-	o.AddFlags(cmd.Flags())
+	fss := o.Flags()
+	globalflag.AddGlobalFlags(fss.FlagSet("global"), cmd.Name(), logs.SkipLoggingConfigurationFlags())
+	for _, fs := range fss.FlagSets {
+		cmd.Flags().AddFlagSet(fs)
+	}
 	version.AddFlag(cmd)
+	fss.FlagSet("global").AddFlag(cmd.Flags().Lookup("version"))
+	// --help lists the flags by section, as kube-apiserver does; agent-bundle keeps cobra's plain help.
+	plainHelp, plainUsage := cmd.HelpFunc(), cmd.UsageFunc()
+	cliflag.SetUsageAndHelpFunc(cmd, fss, 0)
+	sectionedHelp, sectionedUsage := cmd.HelpFunc(), cmd.UsageFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if c == cmd {
+			sectionedHelp(c, args)
+			return
+		}
+		plainHelp(c, args)
+	})
+	cmd.SetUsageFunc(func(c *cobra.Command) error {
+		if c == cmd {
+			return sectionedUsage(c)
+		}
+		return plainUsage(c)
+	})
 	cmd.AddCommand(newAgentBundleCommand())
 	return cmd
 }
