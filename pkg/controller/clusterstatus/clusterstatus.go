@@ -37,10 +37,23 @@ func Update(ctx context.Context, client versioned.Interface, cluster *v1alpha1.H
 
 // SetCondition sets a condition of cluster for its current generation.
 func SetCondition(cluster *v1alpha1.HCPCluster, conditionType string, status metav1.ConditionStatus, reason, message string) {
+	// Statuses and messages come from the agent's feedback, outside input: a condition the API refuses
+	// would stop every later status write of the cluster.
+	switch status {
+	case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
+	default:
+		status = metav1.ConditionUnknown
+	}
+	if len(message) > maxConditionMessage {
+		message = strings.ToValidUTF8(message[:maxConditionMessage-len(" ...")], "") + " ..."
+	}
 	meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{
 		Type: conditionType, Status: status, Reason: reason, Message: message, ObservedGeneration: cluster.Generation,
 	})
 }
+
+// maxConditionMessage is the longest condition message the API accepts, in bytes.
+const maxConditionMessage = 32768
 
 type fieldManagerKey struct{}
 
