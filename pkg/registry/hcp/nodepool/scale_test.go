@@ -15,7 +15,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
-	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/registrytest"
 )
 
@@ -23,23 +22,8 @@ import (
 // scale subresource on it.
 func newScaleStore(t *testing.T) (*genericregistry.Store, *ScaleREST) {
 	t.Helper()
-	s := NewStrategy(registrytest.Scheme).WithoutLifecycle()
-	main, _, err := hcpregistry.NewStores(hcpregistry.StoreOptions{
-		Store: &genericregistry.Store{
-			NewFunc:                   func() runtime.Object { return &hcp.NodePool{} },
-			NewListFunc:               func() runtime.Object { return &hcp.NodePoolList{} },
-			PredicateFunc:             Match,
-			DefaultQualifiedResource:  hcp.Resource("nodepools"),
-			SingularQualifiedResource: hcp.Resource("nodepool"),
-			CreateStrategy:            s,
-			UpdateStrategy:            s,
-			DeleteStrategy:            s,
-			ResetFieldsStrategy:       s,
-			TableConvertor:            tableConvertor,
-		},
-		StatusStrategy: NewStatusStrategy(s),
-		AttrFunc:       GetAttrs,
-	}, registrytest.OptionsGetter{RESTOptions: registrytest.NewRESTOptions(t, "nodepools")})
+	og := registrytest.OptionsGetter{RESTOptions: registrytest.NewRESTOptions(t, "nodepools")}
+	main, _, err := newREST(NewStrategy(registrytest.Scheme).WithoutLifecycle(), og, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
