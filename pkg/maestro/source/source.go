@@ -61,12 +61,21 @@ type BundleStatus struct {
 // StatusHandler is told of every status the source accepts. It runs on the MQTT reader and must not block.
 type StatusHandler func(BundleStatus)
 
+// ConsumerHandler is told the name of a consumer whose agent connected or went silent, or sent a spec
+// resync request. It may run on any goroutine and must not block.
+type ConsumerHandler func(consumer string)
+
 // ConsumerState is what the source knows of a consumer's agent.
 type ConsumerState struct {
 	// Connected says the agent was heard from within the liveness timeout.
 	Connected bool
 	// LastSeen is when the agent last sent a valid event; zero if never.
 	LastSeen time.Time
+	// Since is when Connected last changed; zero if the agent was never heard from.
+	Since time.Time
+	// LastResync is when the agent last sent a spec resync request, as it does on every (re)connect;
+	// zero if never.
+	LastResync time.Time
 }
 
 // Source publishes bundles and ingests their status. New makes one, Run serves it.
@@ -83,6 +92,8 @@ type Source struct {
 	bundles   map[string]*bundle
 	consumers map[string]*consumer
 	handlers  []StatusHandler
+	// consumerHandlers are told of consumers whose state changed.
+	consumerHandlers []ConsumerHandler
 	synced    bool
 	connected bool
 	// pendingResyncs holds, per consumer, the versions of the newest spec resync request not answered yet.
@@ -111,7 +122,12 @@ type bundle struct {
 }
 
 type consumer struct {
-	lastSeen time.Time
+	lastSeen   time.Time
+	lastResync time.Time
+	// connected is what Consumer reports; it changes on an event and when the liveness timeout passes,
+	// at since.
+	connected bool
+	since     time.Time
 }
 
 // New checks opts and returns a Source; nothing connects until Run.
@@ -174,6 +190,7 @@ func (s *Source) Run(ctx context.Context) error {
 		s.mu.Lock()
 		s.connected = false
 		s.mu.Unlock()
+		s.expire()
 	}
 	client, err := transport.Connect(ctx, cfg)
 	if err != nil {
@@ -194,7 +211,7 @@ func (s *Source) Run(ctx context.Context) error {
 		for s.processNextResync(ctx) {
 		}
 	}, time.Second)
-	go wait.UntilWithContext(ctx, func(context.Context) { s.countConnected() }, 10*time.Second)
+	go wait.UntilWithContext(ctx, func(context.Context) { s.expire() }, time.Second)
 
 	<-ctx.Done()
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -304,6 +321,14 @@ func (s *Source) SetSynced() {
 	s.synced = true
 }
 
+// AddConsumerHandler adds h to those told when a consumer's agent connects, goes silent, or sends a
+// spec resync request. Add handlers before Run.
+func (s *Source) AddConsumerHandler(h ConsumerHandler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.consumerHandlers = append(s.consumerHandlers, h)
+}
+
 // Consumer returns what the source knows of a consumer's agent.
 func (s *Source) Consumer(name string) ConsumerState {
 	s.mu.Lock()
@@ -312,17 +337,27 @@ func (s *Source) Consumer(name string) ConsumerState {
 	if c == nil {
 		return ConsumerState{}
 	}
-	return ConsumerState{LastSeen: c.lastSeen, Connected: s.aliveLocked(c)}
+	return ConsumerState{Connected: c.connected, LastSeen: c.lastSeen, Since: c.since, LastResync: c.lastResync}
 }
 
 func (s *Source) aliveLocked(c *consumer) bool {
-	return s.connected && c != nil && s.now().Sub(c.lastSeen) < s.opts.LivenessTimeout
+	return s.connected && c != nil && c.connected
 }
 
-func (s *Source) countConnected() {
+// expire counts as gone the agents not heard from within the liveness timeout, and every agent while the
+// source itself is not connected to the broker.
+func (s *Source) expire() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	var changed []string
+	for name, c := range s.consumers {
+		if c.connected && (!s.connected || s.now().Sub(c.lastSeen) >= s.opts.LivenessTimeout) {
+			c.connected, c.since = false, s.now()
+			changed = append(changed, name)
+		}
+	}
 	s.countConnectedLocked()
+	s.mu.Unlock()
+	s.notifyConsumers(changed...)
 }
 
 func (s *Source) countConnectedLocked() {
@@ -333,6 +368,21 @@ func (s *Source) countConnectedLocked() {
 		}
 	}
 	connectedConsumers.Set(float64(n))
+}
+
+// notifyConsumers tells the consumer handlers of changed consumers. Call it without the lock.
+func (s *Source) notifyConsumers(names ...string) {
+	if len(names) == 0 {
+		return
+	}
+	s.mu.Lock()
+	handlers := s.consumerHandlers
+	s.mu.Unlock()
+	for _, name := range names {
+		for _, h := range handlers {
+			h(name)
+		}
+	}
 }
 
 // onConnect runs after every (re)connect: what was published while the connection was down failed and is
@@ -515,7 +565,7 @@ func (s *Source) receive(ctx context.Context, topic string, e protocol.Event) {
 			s.refuse(logger, "undecodable", e, topic, err.Error())
 			return
 		}
-		s.seen(consumerName)
+		s.seen(consumerName, true)
 		eventsReceived.WithLabelValues(e.Type()).Inc()
 		s.enqueueResync(consumerName, versions)
 	default:
@@ -529,23 +579,35 @@ func (s *Source) refuse(logger klog.Logger, reason string, e protocol.Event, top
 		"resourceID", e.ResourceID(), "topic", topic)
 }
 
-func (s *Source) seen(consumerName string) {
+// seen records that a consumer's agent sent a valid event, and, when resync, that it was a spec resync
+// request.
+func (s *Source) seen(consumerName string, resync bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.seenLocked(consumerName)
+	changed := s.seenLocked(consumerName)
+	if resync {
+		s.consumers[consumerName].lastResync = s.now()
+		changed = true
+	}
+	s.mu.Unlock()
+	if changed {
+		s.notifyConsumers(consumerName)
+	}
 }
 
-func (s *Source) seenLocked(consumerName string) {
+// seenLocked records that a consumer's agent sent a valid event, and says whether that connected it.
+func (s *Source) seenLocked(consumerName string) bool {
 	c := s.consumers[consumerName]
 	if c == nil {
 		c = &consumer{}
 		s.consumers[consumerName] = c
 	}
-	wasAlive := s.aliveLocked(c)
 	c.lastSeen = s.now()
-	if !wasAlive {
-		s.countConnectedLocked()
+	if c.connected {
+		return false
 	}
+	c.connected, c.since = true, c.lastSeen
+	s.countConnectedLocked()
+	return true
 }
 
 func (s *Source) receiveStatus(logger klog.Logger, topic, consumerName string, e protocol.Event) {
@@ -562,8 +624,11 @@ func (s *Source) receiveStatus(logger klog.Logger, topic, consumerName string, e
 	id, generation := e.ResourceID(), e.ResourceVersion()
 
 	s.mu.Lock()
-	s.seenLocked(consumerName)
+	connected := s.seenLocked(consumerName)
 	b := s.bundles[id]
+	if connected {
+		defer s.notifyConsumers(consumerName)
+	}
 	switch {
 	case b == nil:
 		s.mu.Unlock()
