@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/agent"
-	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/broker/agentbundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/agentbundle"
 )
 
 // DefaultSource is the source ID of hcp-apiserver unless configured otherwise.

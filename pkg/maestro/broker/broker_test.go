@@ -17,7 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 
-	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/broker/agentbundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/agentbundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
 )

@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/client-go/util/cert"
 
-	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/broker/agentbundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/agentbundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
 )

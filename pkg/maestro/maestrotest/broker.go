@@ -14,7 +14,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/broker"
-	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/broker/agentbundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/agentbundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
 )
 

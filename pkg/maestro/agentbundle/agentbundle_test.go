@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/broker/agentbundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/agentbundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/broker/agentbundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/agentbundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
 )
 

@@ -2,9 +2,9 @@
 // where the broker is, the CA that signed its certificate, and the agent's own client certificate and key.
 // hcp-apiserver writes it (broker.AgentCredentials); the agent loads it.
 //
-// It sits apart from package broker so that the agent binary, which loads bundles but runs no broker,
-// does not link the broker or the server's certificate authority: it imports only the standard library,
-// sigs.k8s.io/yaml and pkg/maestro/protocol.
+// It sits beside the broker, not inside it, because both binaries use it: the agent binary, which loads
+// bundles but runs no broker, must not link the broker or the server's certificate authority. It imports
+// only the standard library, sigs.k8s.io/yaml and pkg/maestro/protocol.
 //
 // The file is YAML, shaped like a kubeconfig: PEM data base64-encoded in *Data fields, and a private key
 // in it, so it is written with mode 0600.
