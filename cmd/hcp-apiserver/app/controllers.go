@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
-	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
-	"github.com/aro-hcp/hcp-apiserver/pkg/controller/delivery"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/hcpcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/nodepool"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/version"
@@ -60,18 +60,8 @@ type noAgents struct{}
 
 func (noAgents) Apply(string, string, int64, *protocol.ManifestBundle) error { return nil }
 func (noAgents) Delete(string, string) error                                 { return nil }
-func (noAgents) Status(string) (source.BundleStatus, bool)                   { return source.BundleStatus{}, false }
 func (noAgents) AddStatusHandler(source.StatusHandler)                       {}
 func (noAgents) SetSynced()                                                  {}
-
-// offering is the source as one of the controllers that publish to it sees it: SetSynced says this
-// controller has offered every bundle, and the gate tells the source once all of them have.
-type offering struct {
-	delivery.Publisher
-	offered func()
-}
-
-func (p offering) SetSynced() { p.offered() }
 
 // startControllers runs the cluster controllers on the server's loopback client until ctx ends, with
 // informers of their own, which end with them. src is nil when Maestro is off.
@@ -81,7 +71,7 @@ func (o *Options) startControllers(ctx context.Context, loopback *rest.Config, c
 		return err
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
-	var publisher delivery.Publisher = noAgents{}
+	var publisher bundle.Publisher = noAgents{}
 	connected := func(string) bool { return false }
 	if src != nil {
 		publisher = src
@@ -102,14 +92,14 @@ func (o *Options) startControllers(ctx context.Context, loopback *rest.Config, c
 	if err != nil {
 		return err
 	}
-	gate := clusterstatus.NewOfferGate(publisher.SetSynced)
-	deliveries, err := delivery.New(client, hcp.HCPClusters(), hcp.ManagementClusters(), hcp.NodePools(), hcp.BreakglassCredentials(),
-		catalog, offering{publisher, gate.Join()}, delivery.Options{Render: renderOptions, CreateDeadline: o.Controllers.CreateDeadline})
+	gate := bundle.NewOfferGate(publisher.SetSynced)
+	clusters, err := hcpcluster.New(client, hcp.HCPClusters(), hcp.ManagementClusters(), hcp.NodePools(), hcp.BreakglassCredentials(),
+		catalog, bundle.Gate(publisher, gate), hcpcluster.Options{Render: renderOptions, CreateDeadline: o.Controllers.CreateDeadline})
 	if err != nil {
 		return err
 	}
 	pools, err := nodepool.New(client, hcp.NodePools(), hcp.HCPClusters(), hcp.ManagementClusters(), catalog,
-		offering{publisher, gate.Join()}, renderOptions)
+		bundle.Gate(publisher, gate), renderOptions)
 	if err != nil {
 		return err
 	}
@@ -117,7 +107,7 @@ func (o *Options) startControllers(ctx context.Context, loopback *rest.Config, c
 	klog.FromContext(ctx).Info("Starting the cluster controllers", "environment", o.Controllers.Environment)
 	go versions.Run(ctx, 2)
 	go placements.Run(ctx)
-	go deliveries.Run(ctx, 4)
+	go clusters.Run(ctx, 4)
 	go pools.Run(ctx, 4)
 	return nil
 }

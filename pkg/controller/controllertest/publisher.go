@@ -11,28 +11,31 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
 )
 
-// RecordingPublisher stands where the Maestro source does and records what a controller asks of it.
-// Applied and Deleted are keyed <consumer>/<resource ID>; Statuses are what Status answers.
+// RecordingPublisher stands where the Maestro source does: it records what a reconciler asks of it, and
+// hands the reports a test makes up to the status handlers, as the source hands an agent's.
+// Applied and Deleted are keyed <consumer>/<resource ID>.
 type RecordingPublisher struct {
-	// Lock it to read the fields while a controller runs.
+	// Lock it to read the fields while a reconciler runs.
 	sync.Mutex
-	Applied  map[string]int64
-	Bundles  map[string]*protocol.ManifestBundle
-	Deleted  sets.Set[string]
-	Statuses map[string]source.BundleStatus
+	Applied map[string]int64
+	Bundles map[string]*protocol.ManifestBundle
+	Deleted sets.Set[string]
+	// Renders counts the bundles applied, the same generation again included.
+	Renders int
 	// Offered is what was applied when SetSynced was called; nil before.
-	Offered map[string]int64
+	Offered  map[string]int64
+	handlers []source.StatusHandler
 }
 
 func NewRecordingPublisher() *RecordingPublisher {
-	return &RecordingPublisher{Applied: map[string]int64{}, Bundles: map[string]*protocol.ManifestBundle{},
-		Deleted: sets.New[string](), Statuses: map[string]source.BundleStatus{}}
+	return &RecordingPublisher{Applied: map[string]int64{}, Bundles: map[string]*protocol.ManifestBundle{}, Deleted: sets.New[string]()}
 }
 
 func (p *RecordingPublisher) Apply(consumer, id string, generation int64, bundle *protocol.ManifestBundle) error {
 	p.Lock()
 	defer p.Unlock()
 	p.Applied[consumer+"/"+id], p.Bundles[id] = generation, bundle
+	p.Renders++
 	return nil
 }
 
@@ -43,14 +46,21 @@ func (p *RecordingPublisher) Delete(consumer, id string) error {
 	return nil
 }
 
-func (p *RecordingPublisher) Status(id string) (source.BundleStatus, bool) {
+func (p *RecordingPublisher) AddStatusHandler(h source.StatusHandler) {
 	p.Lock()
 	defer p.Unlock()
-	st, ok := p.Statuses[id]
-	return st, ok
+	p.handlers = append(p.handlers, h)
 }
 
-func (p *RecordingPublisher) AddStatusHandler(source.StatusHandler) {}
+// Report hands a report to the status handlers, as the source does when an agent's arrives.
+func (p *RecordingPublisher) Report(report source.BundleStatus) {
+	p.Lock()
+	handlers := p.handlers
+	p.Unlock()
+	for _, h := range handlers {
+		h(report)
+	}
+}
 
 func (p *RecordingPublisher) SetSynced() {
 	p.Lock()

@@ -16,10 +16,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
-	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/controllertest"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
-	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
+	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
 	"github.com/aro-hcp/hcp-apiserver/pkg/render"
@@ -56,45 +56,51 @@ func deliveredCluster() world {
 	return world{cluster: cluster, mc: mc, pools: []*v1alpha1.NodePool{np}}
 }
 
-// newTestController fills the listers and the fake clientset with the world by hand; a nil cluster is one
-// that is gone.
-func newTestController(t *testing.T, publisher *controllertest.RecordingPublisher, w world) (*Controller, *fake.Clientset) {
+// testController is the node pool reconciler over informers a test fills by hand.
+type testController struct {
+	*bundle.Reconciler[*v1alpha1.NodePool]
+	pools, clusters cache.Indexer
+	informers       informers.SharedInformerFactory
+}
+
+// newTestController fills the informers and the fake clientset with the world; a nil cluster is one that
+// is gone.
+func newTestController(t *testing.T, publisher *controllertest.RecordingPublisher, w world) (*testController, *fake.Clientset) {
 	t.Helper()
 	objects := []runtime.Object{w.mc}
-	clusters := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	if w.cluster != nil {
 		objects = append(objects, w.cluster)
-		if err := clusters.Add(w.cluster); err != nil {
-			t.Fatal(err)
-		}
 	}
-	mcs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	if err := mcs.Add(w.mc); err != nil {
-		t.Fatal(err)
-	}
-	pools := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{
-		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, clusterstatus.ByUID: clusterstatus.IndexByUID, byCluster: indexByCluster,
-	})
 	for _, np := range w.pools {
 		objects = append(objects, np)
-		if err := pools.Add(np); err != nil {
+	}
+	client := fake.NewClientset(objects...)
+	factory := informers.NewSharedInformerFactory(client, 0)
+	hcp := factory.Hcp().V1alpha1()
+	r, err := New(client, hcp.NodePools(), hcp.HCPClusters(), hcp.ManagementClusters(), versioncatalog.Default(), publisher, render.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &testController{Reconciler: r, pools: hcp.NodePools().Informer().GetIndexer(), clusters: hcp.HCPClusters().Informer().GetIndexer(), informers: factory}
+	if err := hcp.ManagementClusters().Informer().GetIndexer().Add(w.mc); err != nil {
+		t.Fatal(err)
+	}
+	if w.cluster != nil {
+		if err := c.clusters.Add(w.cluster); err != nil {
 			t.Fatal(err)
 		}
 	}
-	client := fake.NewClientset(objects...)
-	c := &Controller{
-		client: client, pools: listers.NewNodePoolLister(pools), indexer: pools, clusters: listers.NewHCPClusterLister(clusters),
-		mcs: listers.NewManagementClusterLister(mcs), catalog: versioncatalog.Default(), publisher: publisher,
-		consumers: map[string]string{},
+	for _, np := range w.pools {
+		if err := c.pools.Add(np); err != nil {
+			t.Fatal(err)
+		}
 	}
-	c.queue = clusterstatus.NewQueue("nodepool", c.sync)
-	c.reports = clusterstatus.NewReports(pools, c.queue)
 	return c, client
 }
 
-func (c *Controller) mustSync(t *testing.T, key string) {
+func (c *testController) mustSync(t *testing.T, key string) {
 	t.Helper()
-	if _, err := c.sync(context.Background(), key); err != nil {
+	if _, err := c.Sync(context.Background(), key); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -219,7 +225,7 @@ func TestSyncPublishesEachGenerationOfThePool(t *testing.T) {
 	// Scaled: the same bundle at the pool's next generation.
 	scaled := w.pools[0].DeepCopy()
 	scaled.Generation, scaled.Spec.Replicas = 2, ptr.To[int32](5)
-	if err := c.indexer.Update(scaled); err != nil {
+	if err := c.pools.Update(scaled); err != nil {
 		t.Fatal(err)
 	}
 	c.mustSync(t, "ns/dev.workers")
@@ -265,12 +271,12 @@ func TestDeletedPoolWaitsForTheAgent(t *testing.T) {
 		t.Fatalf("finalizers %v before the agent reported the delete, want the delivery finalizer kept", np.Finalizers)
 	}
 	// The cluster's own delete report is not the pool's.
-	c.reports.OnStatus(source.BundleStatus{Consumer: "consumer-1", ResourceID: "cluster-uid", Deleted: true})
+	publisher.Report(source.BundleStatus{Consumer: "consumer-1", ResourceID: "cluster-uid", Deleted: true})
 	c.mustSync(t, "ns/dev.workers")
 	if np := stored(t, client, "dev.workers"); len(np.Finalizers) != 1 {
 		t.Fatalf("finalizers %v after the cluster's bundle was deleted, want the pool's own delete awaited", np.Finalizers)
 	}
-	c.reports.OnStatus(source.BundleStatus{Consumer: "consumer-1", ResourceID: "pool-uid", Deleted: true})
+	publisher.Report(source.BundleStatus{Consumer: "consumer-1", ResourceID: "pool-uid", Deleted: true})
 	c.mustSync(t, "ns/dev.workers")
 	if np := stored(t, client, "dev.workers"); len(np.Finalizers) != 0 {
 		t.Errorf("finalizers %v after the agent reported the delete, want none", np.Finalizers)
@@ -293,15 +299,19 @@ func TestDeletedPoolGoesAtOnceWithNothingToWaitFor(t *testing.T) {
 	t.Run("its cluster is gone", func(t *testing.T) {
 		publisher := controllertest.NewRecordingPublisher()
 		w := deliveredCluster()
-		c, _ := newTestController(t, publisher, w)
+		c, client := newTestController(t, publisher, w)
 		c.mustSync(t, "ns/dev.workers")
 
 		// The cluster's delete removed its namespace, and the pool's objects with it.
-		w.cluster, w.pools[0] = nil, w.pools[0].DeepCopy()
-		w.pools[0].DeletionTimestamp = ptr.To(metav1.Now())
-		gone, client := newTestController(t, publisher, w)
-		gone.consumers = c.consumers
-		gone.mustSync(t, "ns/dev.workers")
+		if err := c.clusters.Delete(w.cluster); err != nil {
+			t.Fatal(err)
+		}
+		deleting := w.pools[0].DeepCopy()
+		deleting.DeletionTimestamp = ptr.To(metav1.Now())
+		if err := c.pools.Update(deleting); err != nil {
+			t.Fatal(err)
+		}
+		c.mustSync(t, "ns/dev.workers")
 		if np := stored(t, client, "dev.workers"); len(np.Finalizers) != 0 {
 			t.Errorf("finalizers %v, want the pool of a deleted cluster let go at once", np.Finalizers)
 		}
@@ -323,6 +333,7 @@ func TestRunOffersEveryBundleBeforeTheSourceIsSynced(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	c.informers.Start(ctx.Done())
 	go c.Run(ctx, 1)
 	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		publisher.Lock()

@@ -1,38 +1,22 @@
 package nodepool
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
-	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
-	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
 	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 )
 
-// updateStatus writes the status mutate makes of a copy of np, unless it changes nothing. A conflict comes
-// back as an error: the queue retries with the informer's newer copy.
-func updateStatus(ctx context.Context, client versioned.Interface, np *v1alpha1.NodePool, mutate func(*v1alpha1.NodePool)) (*v1alpha1.NodePool, error) {
-	updated := np.DeepCopy()
-	mutate(updated)
-	if apiequality.Semantic.DeepEqual(updated.Status, np.Status) {
-		return np, nil
-	}
-	return client.HcpV1alpha1().NodePools(np.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: clusterstatus.FieldManager(ctx)})
-}
-
 // setCondition sets a condition of np for its current generation.
 func setCondition(np *v1alpha1.NodePool, conditionType string, status metav1.ConditionStatus, reason, message string) {
-	meta.SetStatusCondition(&np.Status.Conditions, metav1.Condition{
-		Type: conditionType, Status: status, Reason: reason, Message: message, ObservedGeneration: np.Generation,
-	})
+	bundle.SetCondition(&np.Status.Conditions, np.Generation, conditionType, status, reason, message)
 }
 
 // reasonReported is the reason of Ready once HyperShift reported the pool's nodes ready: from then on
@@ -52,29 +36,23 @@ func setWaiting(np *v1alpha1.NodePool, reason, message string) {
 // applyReport writes into np what the agent of consumer reported of its bundle (reported is false while
 // nothing came back yet). desired is the version the pool's nodes are to run.
 func applyReport(np *v1alpha1.NodePool, st source.BundleStatus, reported bool, consumer, desired string) {
+	delivered := bundle.Outcome(st, reported, np.Generation, consumer, "the node pool's manifests")
+	setCondition(np, v1alpha1.ConditionDelivered, delivered.Status, delivered.Reason, delivered.Message)
 	switch {
-	case !reported || st.Status == nil:
-		message := fmt.Sprintf("waiting for the agent of %s to report generation %d", consumer, np.Generation)
-		setCondition(np, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "Pending", message)
-		setWaiting(np, v1alpha1.NodePoolReasonWaitingForDelivery, message)
-		return
-	case st.Generation < np.Generation:
-		message := fmt.Sprintf("the agent of %s reports generation %d; generation %d is on its way", consumer, st.Generation, np.Generation)
-		setCondition(np, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "Pending", message)
-		setWaiting(np, v1alpha1.NodePoolReasonWaitingForDelivery, message)
-	case !meta.IsStatusConditionTrue(st.Status.Conditions, protocol.ConditionApplied):
-		message := "the management cluster refused the node pool's manifests: " + clusterstatus.Refusals(st.Status)
-		setCondition(np, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "ApplyFailed", message)
-		setWaiting(np, "ApplyFailed", message)
+	case delivered.Failed:
+		setWaiting(np, "ApplyFailed", delivered.Message)
 		np.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
 		return
+	case !delivered.Feedback:
+		setWaiting(np, v1alpha1.NodePoolReasonWaitingForDelivery, delivered.Message)
+		return
+	case delivered.Reason == "Pending":
+		setWaiting(np, v1alpha1.NodePoolReasonWaitingForDelivery, delivered.Message)
 	default:
-		setCondition(np, v1alpha1.ConditionDelivered, metav1.ConditionTrue, "Applied",
-			fmt.Sprintf("generation %d is applied on %s", st.Generation, consumer))
 		np.Status.ObservedGeneration = st.Generation
 	}
 
-	values := clusterstatus.Feedback(st.Status, "NodePool")
+	values := bundle.Feedback(st.Status, "NodePool")
 	setReady(np, st, consumer, values)
 	if n, err := strconv.ParseInt(values[render.FeedbackReplicas], 10, 32); err == nil && n >= 0 {
 		np.Status.Replicas = int32(n)
@@ -101,15 +79,7 @@ func applyReport(np *v1alpha1.NodePool, st source.BundleStatus, reported bool, c
 			fmt.Sprintf("waiting for the nodes to be ready at %s", desired))
 	}
 
-	if np.Status.ProvisioningState == v1alpha1.ProvisioningStateDeleting {
-		return
-	}
-	switch {
-	case done:
-		np.Status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded
-	case np.Status.ProvisioningState == v1alpha1.ProvisioningStateAccepted || np.Status.ProvisioningState == "":
-		np.Status.ProvisioningState = v1alpha1.ProvisioningStateProvisioning
-	}
+	bundle.Progress(&np.Status.ProvisioningState, done)
 }
 
 // setReady sets Ready from what HyperShift reported of an applied bundle: Provisioning until the nodes

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/queue"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions/hcp/v1alpha1"
 	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
@@ -40,7 +41,7 @@ type Controller struct {
 	indexer   cache.Indexer
 	mcs       listers.ManagementClusterLister
 	connected ConnectedFunc
-	queue     *clusterstatus.Queue
+	queue     *queue.Queue
 	synced    []cache.InformerSynced
 
 	// assumed are the placements written but perhaps not in the informer yet, per management cluster,
@@ -55,7 +56,7 @@ func New(client versioned.Interface, clusters informers.HCPClusterInformer, mcs 
 		assumed: map[string]sets.Set[string]{},
 	}
 	// One worker: placements are decided one at a time, so that two clusters never take the last seat.
-	c.queue = clusterstatus.NewQueue("placement", c.sync)
+	c.queue = queue.New("placement", c.sync)
 	err := clusters.Informer().AddIndexers(cache.Indexers{byManagementCluster: func(obj any) ([]string, error) {
 		if cluster, ok := obj.(*v1alpha1.HCPCluster); ok && cluster.Status.ManagementCluster != "" {
 			return []string{cluster.Status.ManagementCluster}, nil
@@ -113,7 +114,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return 0, err
 	}
 	chosen, why := c.choose(cluster, mcs)
-	_, err = clusterstatus.Update(ctx, c.client, cluster, func(cluster *v1alpha1.HCPCluster) {
+	_, err = clusterstatus.Update(ctx, c.client, "placement", cluster, func(cluster *v1alpha1.HCPCluster) {
 		if chosen == nil {
 			clusterstatus.SetCondition(cluster, v1alpha1.ConditionPlaced, metav1.ConditionFalse, "NoManagementCluster", why)
 			return

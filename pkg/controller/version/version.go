@@ -14,6 +14,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/queue"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions/hcp/v1alpha1"
 	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
@@ -25,13 +26,13 @@ type Controller struct {
 	client   versioned.Interface
 	clusters listers.HCPClusterLister
 	catalog  *versioncatalog.Catalog
-	queue    *clusterstatus.Queue
+	queue    *queue.Queue
 	synced   cache.InformerSynced
 }
 
 func New(client versioned.Interface, clusters informers.HCPClusterInformer, catalog *versioncatalog.Catalog) (*Controller, error) {
 	c := &Controller{client: client, clusters: clusters.Lister(), catalog: catalog, synced: clusters.Informer().HasSynced}
-	c.queue = clusterstatus.NewQueue("version", c.sync)
+	c.queue = queue.New("version", c.sync)
 	if _, err := clusters.Informer().AddEventHandler(c.queue.Handler()); err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	if err != nil {
 		return 0, err
 	}
-	_, err = clusterstatus.Update(ctx, c.client, cluster, func(cluster *v1alpha1.HCPCluster) { Resolve(cluster, c.catalog) })
+	_, err = clusterstatus.Update(ctx, c.client, "version", cluster, func(cluster *v1alpha1.HCPCluster) { Resolve(cluster, c.catalog) })
 	return 0, err
 }
 

@@ -1,16 +1,15 @@
-package delivery
+package hcpcluster
 
 import (
 	"encoding/json"
-	"fmt"
 	"net"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
-	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
 	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 )
@@ -18,26 +17,19 @@ import (
 // applyReport writes into cluster what the agent of consumer reported of its bundle (reported is false
 // while nothing came back yet).
 func applyReport(cluster *v1alpha1.HCPCluster, st source.BundleStatus, reported bool, consumer string) {
+	delivered := bundle.Outcome(st, reported, cluster.Generation, consumer, "the cluster's manifests")
+	clusterstatus.SetCondition(cluster, v1alpha1.ConditionDelivered, delivered.Status, delivered.Reason, delivered.Message)
 	switch {
-	case !reported || st.Status == nil:
-		clusterstatus.SetCondition(cluster, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "Pending",
-			fmt.Sprintf("waiting for the agent of %s to report generation %d", consumer, cluster.Generation))
-		return
-	case st.Generation < cluster.Generation:
-		clusterstatus.SetCondition(cluster, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "Pending",
-			fmt.Sprintf("the agent of %s reports generation %d; generation %d is on its way", consumer, st.Generation, cluster.Generation))
-	case !meta.IsStatusConditionTrue(st.Status.Conditions, protocol.ConditionApplied):
-		clusterstatus.SetCondition(cluster, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "ApplyFailed",
-			"the management cluster refused the cluster's manifests: "+clusterstatus.Refusals(st.Status))
+	case delivered.Failed:
 		cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
 		return
-	default:
-		clusterstatus.SetCondition(cluster, v1alpha1.ConditionDelivered, metav1.ConditionTrue, "Applied",
-			fmt.Sprintf("generation %d is applied on %s", st.Generation, consumer))
+	case !delivered.Feedback:
+		return
+	case delivered.Reason == "Applied":
 		cluster.Status.ObservedGeneration = st.Generation
 	}
 
-	values := clusterstatus.Feedback(st.Status, "HostedCluster")
+	values := bundle.Feedback(st.Status, "HostedCluster")
 	for _, c := range []struct{ condition, status, message string }{
 		{v1alpha1.ConditionAvailable, render.FeedbackAvailable, render.FeedbackAvailableMessage},
 		{v1alpha1.ConditionProgressing, render.FeedbackProgressing, render.FeedbackProgressingMessage},
@@ -70,19 +62,11 @@ func applyReport(cluster *v1alpha1.HCPCluster, st source.BundleStatus, reported 
 		cluster.Status.API.URL = "https://" + net.JoinHostPort(host, port)
 	}
 
-	if cluster.Status.ProvisioningState == v1alpha1.ProvisioningStateDeleting {
-		return
-	}
 	succeeded := st.Generation == cluster.Generation &&
 		meta.IsStatusConditionTrue(cluster.Status.Conditions, v1alpha1.ConditionAvailable) &&
 		cluster.Status.Version.Actual != "" && cluster.Status.Version.Actual == cluster.Status.Version.Desired &&
 		cluster.Status.API.URL != ""
-	switch {
-	case succeeded:
-		cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded
-	case cluster.Status.ProvisioningState == v1alpha1.ProvisioningStateAccepted || cluster.Status.ProvisioningState == "":
-		cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateProvisioning
-	}
+	bundle.Progress(&cluster.Status.ProvisioningState, succeeded)
 }
 
 // versionHistory decodes a HyperShift version history, newest first.

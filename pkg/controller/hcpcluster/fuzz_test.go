@@ -1,4 +1,4 @@
-package delivery
+package hcpcluster
 
 import (
 	"encoding/json"

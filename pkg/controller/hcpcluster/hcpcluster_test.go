@@ -1,4 +1,4 @@
-package delivery
+package hcpcluster
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
-	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/controllertest"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
-	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
+	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
 	"github.com/aro-hcp/hcp-apiserver/pkg/render"
@@ -25,28 +25,24 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 )
 
-// newTestController fills the listers and the fake clientset with objects by hand; the clusters' informer
-// store is returned too, for a test to change what the controller sees.
-func newTestController(t *testing.T, publisher *controllertest.RecordingPublisher, cluster *v1alpha1.HCPCluster, mc *v1alpha1.ManagementCluster) (*Controller, *fake.Clientset, cache.Indexer) {
+// newTestController fills the informers and the fake clientset with objects by hand; the clusters'
+// informer store is returned too, for a test to change what the controller sees.
+func newTestController(t *testing.T, publisher *controllertest.RecordingPublisher, cluster *v1alpha1.HCPCluster, mc *v1alpha1.ManagementCluster) (*bundle.Reconciler[*v1alpha1.HCPCluster], *fake.Clientset, cache.Indexer) {
 	t.Helper()
 	client := fake.NewClientset(cluster, mc)
-	clusters := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{clusterstatus.ByUID: clusterstatus.IndexByUID})
-	mcs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	empty := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	hcp := informers.NewSharedInformerFactory(client, 0).Hcp().V1alpha1()
+	c, err := New(client, hcp.HCPClusters(), hcp.ManagementClusters(), hcp.NodePools(), hcp.BreakglassCredentials(),
+		versioncatalog.Default(), publisher, Options{CreateDeadline: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusters := hcp.HCPClusters().Informer().GetIndexer()
 	if err := clusters.Add(cluster); err != nil {
 		t.Fatal(err)
 	}
-	if err := mcs.Add(mc); err != nil {
+	if err := hcp.ManagementClusters().Informer().GetIndexer().Add(mc); err != nil {
 		t.Fatal(err)
 	}
-	c := &Controller{
-		client: client, clusters: listers.NewHCPClusterLister(clusters), mcs: listers.NewManagementClusterLister(mcs),
-		nodePools: listers.NewNodePoolLister(empty), creds: listers.NewBreakglassCredentialLister(empty),
-		catalog: versioncatalog.Default(), publisher: publisher, opts: Options{CreateDeadline: time.Hour},
-		now: time.Now,
-	}
-	c.queue = clusterstatus.NewQueue("delivery", c.sync)
-	c.reports = clusterstatus.NewReports(clusters, c.queue)
 	return c, client, clusters
 }
 
@@ -73,7 +69,7 @@ func TestNothingPublishedBeforeTheVersionIsResolvedForTheGeneration(t *testing.T
 	cluster, mc := placedCluster()
 	cluster.Generation = 2 // VersionResolved is for generation 1
 	c, _, _ := newTestController(t, publisher, cluster, mc)
-	if _, err := c.sync(context.Background(), "ns/dev"); err != nil {
+	if _, err := c.Sync(context.Background(), "ns/dev"); err != nil {
 		t.Fatal(err)
 	}
 	if len(publisher.Applied) != 0 {
@@ -87,7 +83,7 @@ func TestSyncPublishesTheBundleAndFinishesTheDelete(t *testing.T) {
 	cluster, mc := placedCluster()
 	c, client, clusters := newTestController(t, publisher, cluster, mc)
 
-	if _, err := c.sync(ctx, "ns/dev"); err != nil {
+	if _, err := c.Sync(ctx, "ns/dev"); err != nil {
 		t.Fatal(err)
 	}
 	if got := publisher.Applied["consumer-1/uid-1"]; got != 1 {
@@ -107,7 +103,7 @@ func TestSyncPublishesTheBundleAndFinishesTheDelete(t *testing.T) {
 	if err := clusters.Update(deleting); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.sync(ctx, "ns/dev"); err != nil {
+	if _, err := c.Sync(ctx, "ns/dev"); err != nil {
 		t.Fatal(err)
 	}
 	if !publisher.Deleted.Has("consumer-1/uid-1") {
@@ -117,8 +113,8 @@ func TestSyncPublishesTheBundleAndFinishesTheDelete(t *testing.T) {
 	if len(stored.Finalizers) != 1 {
 		t.Fatalf("finalizers %v before the agent reported the delete, want the delivery finalizer kept", stored.Finalizers)
 	}
-	c.reports.OnStatus(source.BundleStatus{Consumer: "consumer-1", ResourceID: "uid-1", Deleted: true})
-	if _, err := c.sync(ctx, "ns/dev"); err != nil {
+	publisher.Report(source.BundleStatus{Consumer: "consumer-1", ResourceID: "uid-1", Deleted: true})
+	if _, err := c.Sync(ctx, "ns/dev"); err != nil {
 		t.Fatal(err)
 	}
 	stored, _ = client.HcpV1alpha1().HCPClusters("ns").Get(ctx, "dev", metav1.GetOptions{})
@@ -213,7 +209,7 @@ func TestCreateDeadline(t *testing.T) {
 	cluster, mc := placedCluster()
 	cluster.CreationTimestamp = metav1.NewTime(time.Now().Add(-2 * time.Hour))
 	c, client, _ := newTestController(t, publisher, cluster, mc)
-	if _, err := c.sync(context.Background(), "ns/dev"); err != nil {
+	if _, err := c.Sync(context.Background(), "ns/dev"); err != nil {
 		t.Fatal(err)
 	}
 	stored, _ := client.HcpV1alpha1().HCPClusters("ns").Get(context.Background(), "dev", metav1.GetOptions{})

@@ -1,0 +1,118 @@
+package bundle
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
+)
+
+// Feedback returns the feedback values the agent reported of the manifests of kind in a bundle, as
+// strings (JSON for lists).
+func Feedback(status *protocol.ManifestBundleStatus, kind string) map[string]string {
+	values := map[string]string{}
+	for _, r := range status.ResourceStatus {
+		if r.ResourceMeta.Kind != kind {
+			continue
+		}
+		for _, v := range r.StatusFeedback.Values {
+			switch {
+			case v.Value.String != nil:
+				values[v.Name] = *v.Value.String
+			case v.Value.JSONRaw != nil:
+				values[v.Name] = *v.Value.JSONRaw
+			case v.Value.Integer != nil:
+				values[v.Name] = strconv.FormatInt(*v.Value.Integer, 10)
+			case v.Value.Boolean != nil:
+				values[v.Name] = strconv.FormatBool(*v.Value.Boolean)
+			}
+		}
+	}
+	return values
+}
+
+// Refusals lists why the management cluster did not apply a bundle's manifests.
+func Refusals(status *protocol.ManifestBundleStatus) string {
+	var reasons []string
+	for _, r := range status.ResourceStatus {
+		for _, c := range r.Conditions {
+			if c.Type == protocol.ConditionApplied && c.Status != metav1.ConditionTrue {
+				reasons = append(reasons, fmt.Sprintf("%s %s: %s", r.ResourceMeta.Kind, r.ResourceMeta.Name, c.Message))
+			}
+		}
+	}
+	if len(reasons) == 0 {
+		if c := meta.FindStatusCondition(status.Conditions, protocol.ConditionApplied); c != nil {
+			return c.Message
+		}
+		return "no reason given"
+	}
+	return strings.Join(reasons, "; ")
+}
+
+// Delivered is the outcome of a report that every kind words the same way in its Delivered condition.
+type Delivered struct {
+	Status  metav1.ConditionStatus
+	Reason  string
+	Message string
+	// Feedback says the report is of an applied generation, whose feedback the kind reads next; Failed
+	// says the management cluster refused the manifests.
+	Feedback, Failed bool
+}
+
+// Outcome words a report of the bundle of an object at generation, delivered to consumer; what names
+// the kind's manifests in a refusal ("the cluster's manifests").
+func Outcome(report source.BundleStatus, reported bool, generation int64, consumer, what string) Delivered {
+	switch {
+	case !reported || report.Status == nil:
+		return Delivered{Status: metav1.ConditionFalse, Reason: "Pending",
+			Message: fmt.Sprintf("waiting for the agent of %s to report generation %d", consumer, generation)}
+	case report.Generation < generation:
+		return Delivered{Status: metav1.ConditionFalse, Reason: "Pending", Feedback: true,
+			Message: fmt.Sprintf("the agent of %s reports generation %d; generation %d is on its way", consumer, report.Generation, generation)}
+	case !meta.IsStatusConditionTrue(report.Status.Conditions, protocol.ConditionApplied):
+		return Delivered{Status: metav1.ConditionFalse, Reason: "ApplyFailed", Failed: true,
+			Message: "the management cluster refused " + what + ": " + Refusals(report.Status)}
+	default:
+		return Delivered{Status: metav1.ConditionTrue, Reason: "Applied", Feedback: true,
+			Message: fmt.Sprintf("generation %d is applied on %s", report.Generation, consumer)}
+	}
+}
+
+// SetCondition sets a condition of an object at generation. Statuses and messages come from the agent's
+// feedback, outside input: a condition the API refuses would stop every later status write of the
+// object, so a status that is none becomes Unknown and a long message is cut.
+func SetCondition(conditions *[]metav1.Condition, generation int64, conditionType string, status metav1.ConditionStatus, reason, message string) {
+	switch status {
+	case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
+	default:
+		status = metav1.ConditionUnknown
+	}
+	if len(message) > maxConditionMessage {
+		message = strings.ToValidUTF8(message[:maxConditionMessage-len(" ...")], "") + " ..."
+	}
+	meta.SetStatusCondition(conditions, metav1.Condition{
+		Type: conditionType, Status: status, Reason: reason, Message: message, ObservedGeneration: generation,
+	})
+}
+
+// maxConditionMessage is the longest condition message the API accepts, in bytes.
+const maxConditionMessage = 32768
+
+// Progress moves an object's provisioning state on after a report: Succeeded once it is done as desired,
+// Provisioning once it is no longer just Accepted. A Deleting object stays Deleting.
+func Progress(state *v1alpha1.ProvisioningState, done bool) {
+	switch {
+	case *state == v1alpha1.ProvisioningStateDeleting:
+	case done:
+		*state = v1alpha1.ProvisioningStateSucceeded
+	case *state == v1alpha1.ProvisioningStateAccepted || *state == "":
+		*state = v1alpha1.ProvisioningStateProvisioning
+	}
+}

@@ -1,0 +1,247 @@
+package bundle_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/controllertest"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
+	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
+)
+
+// configMapAdapter delivers an HCPCluster as one ConfigMap to the consumer named in status.managementCluster:
+// the smallest kind the reconciler can drive, so that these tests see the reconciler and nothing else.
+type configMapAdapter struct {
+	client versioned.Interface
+	// input is what the bundle is rendered from besides the generation.
+	input string
+}
+
+func (a *configMapAdapter) Client(namespace string) bundle.Client[*v1alpha1.HCPCluster] {
+	return a.client.HcpV1alpha1().HCPClusters(namespace)
+}
+
+func (a *configMapAdapter) Consumer(c *v1alpha1.HCPCluster) (string, error) {
+	return c.Status.ManagementCluster, nil
+}
+
+func (a *configMapAdapter) Plan(c *v1alpha1.HCPCluster, consumer string) (bundle.Plan[*v1alpha1.HCPCluster], error) {
+	return bundle.Plan[*v1alpha1.HCPCluster]{
+		Input: a.input,
+		Render: func() (*protocol.ManifestBundle, error) {
+			cm := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":"default"},"data":{"input":%q}}`, c.Name, a.input)
+			return &protocol.ManifestBundle{Manifests: []json.RawMessage{json.RawMessage(cm)}}, nil
+		},
+		Report: func(c *v1alpha1.HCPCluster, report source.BundleStatus, reported bool) time.Duration {
+			d := bundle.Outcome(report, reported, c.Generation, consumer, "the ConfigMap")
+			bundle.SetCondition(&c.Status.Conditions, c.Generation, v1alpha1.ConditionDelivered, d.Status, d.Reason, d.Message)
+			if d.Reason == "Applied" {
+				c.Status.ObservedGeneration = report.Generation
+			}
+			return 0
+		},
+	}, nil
+}
+
+// harness is a reconciler over a fake clientset, with its informers running.
+type harness struct {
+	r         *bundle.Reconciler[*v1alpha1.HCPCluster]
+	client    *fake.Clientset
+	publisher *controllertest.RecordingPublisher
+	adapter   *configMapAdapter
+}
+
+func newHarness(t *testing.T, publisher bundle.Publisher, recorder *controllertest.RecordingPublisher) *harness {
+	t.Helper()
+	cluster := fixtures.HCPCluster("ns", "dev")
+	cluster.UID, cluster.Generation = types.UID("uid-1"), 1
+	cluster.Finalizers = []string{v1alpha1.DeliveryFinalizer}
+	cluster.Status.ManagementCluster = "consumer-1"
+	client := fake.NewClientset(cluster)
+	factory := informers.NewSharedInformerFactory(client, 0)
+	adapter := &configMapAdapter{client: client, input: "image-1"}
+	r, err := bundle.New[*v1alpha1.HCPCluster]("test", factory.Hcp().V1alpha1().HCPClusters().Informer(), adapter, publisher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	factory.Start(ctx.Done())
+	go r.Run(ctx, 2)
+	return &harness{r: r, client: client, publisher: recorder, adapter: adapter}
+}
+
+// eventually polls cond until it holds, or fails the test with what it last said.
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		ok, said := cond()
+		last = said
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: never; last %s", what, last)
+	}
+}
+
+func (h *harness) stored(t *testing.T) *v1alpha1.HCPCluster {
+	t.Helper()
+	c, err := h.client.HcpV1alpha1().HCPClusters("ns").Get(context.Background(), "dev", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (h *harness) delivered(t *testing.T) (*metav1.Condition, int64) {
+	c := h.stored(t)
+	return meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionDelivered), c.Status.ObservedGeneration
+}
+
+func applied(generation int64, seq uint64) source.BundleStatus {
+	return source.BundleStatus{Consumer: "consumer-1", ResourceID: "uid-1", Generation: generation, SequenceID: seq,
+		Status: &protocol.ManifestBundleStatus{Conditions: []metav1.Condition{{Type: protocol.ConditionApplied, Status: metav1.ConditionTrue}}}}
+}
+
+func (h *harness) waitForReason(t *testing.T, reason string, generation int64) {
+	t.Helper()
+	eventually(t, "Delivered "+reason, func() (bool, string) {
+		d, observed := h.delivered(t)
+		return d != nil && d.Reason == reason && observed == generation, fmt.Sprintf("%+v, observedGeneration %d", d, observed)
+	})
+}
+
+// A report renders nothing again: only a new generation, consumer or input does.
+func TestBundleIsRenderedOnlyWhenItsInputsChange(t *testing.T) {
+	p := controllertest.NewRecordingPublisher()
+	h := newHarness(t, p, p)
+	h.waitForReason(t, "Pending", 0)
+	p.Report(applied(1, 1))
+	h.waitForReason(t, "Applied", 1)
+	p.Report(applied(1, 2))
+	p.Report(applied(1, 3))
+	time.Sleep(100 * time.Millisecond)
+	p.Lock()
+	renders := p.Renders
+	p.Unlock()
+	if renders != 1 {
+		t.Errorf("rendered %d times for one generation and three reports, want once", renders)
+	}
+
+	c := h.stored(t)
+	c.Generation = 2
+	if _, err := h.client.HcpV1alpha1().HCPClusters("ns").Update(context.Background(), c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "generation 2 published", func() (bool, string) {
+		p.Lock()
+		defer p.Unlock()
+		return p.Applied["consumer-1/uid-1"] == 2, fmt.Sprint(p.Applied)
+	})
+}
+
+// A report of a bundle no object has (another kind's, or one deleted meanwhile) changes nothing.
+func TestReportOfAnUnknownUIDIsIgnored(t *testing.T) {
+	p := controllertest.NewRecordingPublisher()
+	h := newHarness(t, p, p)
+	h.waitForReason(t, "Pending", 0)
+	other := applied(1, 1)
+	other.ResourceID = "uid-of-something-else"
+	p.Report(other)
+	time.Sleep(100 * time.Millisecond)
+	if d, observed := h.delivered(t); d.Reason != "Pending" || observed != 0 {
+		t.Errorf("Delivered %+v, observedGeneration %d after another bundle's report; want still Pending", d, observed)
+	}
+}
+
+// A report older than the one held (a resync answer racing a newer status) does not turn status back.
+func TestOlderReportDoesNotWin(t *testing.T) {
+	p := controllertest.NewRecordingPublisher()
+	h := newHarness(t, p, p)
+	h.waitForReason(t, "Pending", 0)
+	c := h.stored(t)
+	c.Generation = 2
+	if _, err := h.client.HcpV1alpha1().HCPClusters("ns").Update(context.Background(), c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p.Report(applied(2, 5))
+	h.waitForReason(t, "Applied", 2)
+	p.Report(applied(1, 9))
+	p.Report(applied(2, 4))
+	time.Sleep(100 * time.Millisecond)
+	if d, observed := h.delivered(t); d.Reason != "Applied" || observed != 2 {
+		t.Errorf("Delivered %+v, observedGeneration %d after older reports; want generation 2 kept", d, observed)
+	}
+}
+
+// A first status lost on the way leaves the object Pending until the source's status resync brings it
+// again; then it is Applied.
+func TestLostReportIsRepairedByResync(t *testing.T) {
+	p := controllertest.NewRecordingPublisher()
+	h := newHarness(t, p, p)
+	h.waitForReason(t, "Pending", 0)
+	// The agent's status of generation 1 never arrives; the resync answer does.
+	p.Report(applied(1, 7))
+	h.waitForReason(t, "Applied", 1)
+}
+
+// blockingPublisher holds every Apply until released, as a publish in flight.
+type blockingPublisher struct {
+	*controllertest.RecordingPublisher
+	applying chan struct{}
+	release  chan struct{}
+	once     sync.Once
+}
+
+func (p *blockingPublisher) Apply(consumer, id string, generation int64, b *protocol.ManifestBundle) error {
+	p.once.Do(func() { close(p.applying) })
+	<-p.release
+	return p.RecordingPublisher.Apply(consumer, id, generation, b)
+}
+
+// An object deleted while its bundle is being published gets its delete published after it, and keeps
+// its finalizer until the agent reports the delete done: a late report of the applied generation does
+// not let it go.
+func TestDeleteWhilePublishInFlight(t *testing.T) {
+	p := &blockingPublisher{RecordingPublisher: controllertest.NewRecordingPublisher(), applying: make(chan struct{}), release: make(chan struct{})}
+	h := newHarness(t, p, p.RecordingPublisher)
+	<-p.applying
+	c := h.stored(t)
+	c.DeletionTimestamp = ptr.To(metav1.Now())
+	if _, err := h.client.HcpV1alpha1().HCPClusters("ns").Update(context.Background(), c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	close(p.release)
+	eventually(t, "the delete published", func() (bool, string) {
+		p.Lock()
+		defer p.Unlock()
+		return p.Deleted.Has("consumer-1/uid-1"), fmt.Sprint(p.Deleted)
+	})
+	p.Report(applied(1, 1))
+	time.Sleep(100 * time.Millisecond)
+	if f := h.stored(t).Finalizers; len(f) != 1 {
+		t.Fatalf("finalizers %v after a report of the applied bundle, want the finalizer kept until the delete is done", f)
+	}
+	p.Report(source.BundleStatus{Consumer: "consumer-1", ResourceID: "uid-1", Generation: 1, Deleted: true})
+	eventually(t, "the finalizer removed", func() (bool, string) {
+		f := h.stored(t).Finalizers
+		return len(f) == 0, fmt.Sprint(f)
+	})
+}

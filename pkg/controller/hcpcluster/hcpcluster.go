@@ -1,0 +1,169 @@
+// Package hcpcluster delivers each placed HCPCluster to its management cluster: the cluster's adapter of
+// the bundle reconciler. It renders the cluster's namespace, pull secret and HostedCluster once the
+// cluster's version is resolved for its generation, turns the HostedCluster's feedback into the cluster's
+// status, fails a cluster that does not come up within its deadline, and, when a cluster is deleted,
+// deletes its node pools and credentials before its bundle.
+package hcpcluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/version"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions/hcp/v1alpha1"
+	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
+	"github.com/aro-hcp/hcp-apiserver/pkg/render"
+	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
+)
+
+// Name names the reconciler in logs and in the managed fields of what it writes.
+const Name = "hcpcluster-delivery"
+
+// Options tune the delivery of clusters.
+type Options struct {
+	Render render.Options
+	// CreateDeadline is how long a cluster may take to become Succeeded before it is Failed.
+	CreateDeadline time.Duration
+}
+
+// adapter delivers HCPClusters.
+type adapter struct {
+	client    versioned.Interface
+	mcs       listers.ManagementClusterLister
+	nodePools listers.NodePoolLister
+	creds     listers.BreakglassCredentialLister
+	catalog   *versioncatalog.Catalog
+	opts      Options
+	now       func() time.Time
+}
+
+// New returns the reconciler that delivers HCPClusters.
+func New(client versioned.Interface, clusters informers.HCPClusterInformer, mcs informers.ManagementClusterInformer,
+	nodePools informers.NodePoolInformer, creds informers.BreakglassCredentialInformer,
+	catalog *versioncatalog.Catalog, publisher bundle.Publisher, opts Options) (*bundle.Reconciler[*v1alpha1.HCPCluster], error) {
+	if opts.CreateDeadline <= 0 {
+		opts.CreateDeadline = time.Hour
+	}
+	a := &adapter{
+		client: client, mcs: mcs.Lister(), nodePools: nodePools.Lister(), creds: creds.Lister(),
+		catalog: catalog, opts: opts, now: time.Now,
+	}
+	return bundle.New[*v1alpha1.HCPCluster](Name, clusters.Informer(), a, publisher,
+		mcs.Informer().HasSynced, nodePools.Informer().HasSynced, creds.Informer().HasSynced)
+}
+
+func (a *adapter) Client(namespace string) bundle.Client[*v1alpha1.HCPCluster] {
+	return a.client.HcpV1alpha1().HCPClusters(namespace)
+}
+
+// Consumer returns the consumer a cluster is placed on; empty while it is not placed.
+func (a *adapter) Consumer(cluster *v1alpha1.HCPCluster) (string, error) {
+	if cluster.Status.ManagementCluster == "" {
+		return "", nil
+	}
+	mc, err := a.mcs.Get(cluster.Status.ManagementCluster)
+	if err != nil {
+		return "", fmt.Errorf("management cluster %s of cluster %s: %w", cluster.Status.ManagementCluster, klog.KObj(cluster), err)
+	}
+	return mc.Spec.ConsumerName, nil
+}
+
+// Plan renders a placed cluster once its version is resolved for this very generation: what is
+// published for a generation must not change, and an upgrade changes generation and version at once.
+func (a *adapter) Plan(cluster *v1alpha1.HCPCluster, consumer string) (bundle.Plan[*v1alpha1.HCPCluster], error) {
+	plan := bundle.Plan[*v1alpha1.HCPCluster]{
+		RenderFailed: func(cluster *v1alpha1.HCPCluster, err error) {
+			clusterstatus.SetCondition(cluster, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "RenderFailed", err.Error())
+			cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
+		},
+		Report: func(cluster *v1alpha1.HCPCluster, report source.BundleStatus, reported bool) time.Duration {
+			return a.report(cluster, report, reported, consumer)
+		},
+	}
+	resolved := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionVersionResolved)
+	if resolved == nil || resolved.Status != metav1.ConditionTrue || resolved.ObservedGeneration != cluster.Generation {
+		return plan, nil
+	}
+	image, ok := version.ReleaseImage(cluster, a.catalog)
+	if !ok {
+		return plan, nil
+	}
+	plan.Input = image
+	plan.Render = func() (*protocol.ManifestBundle, error) {
+		return render.ClusterBundle(render.ClusterInput{Cluster: cluster, ReleaseImage: image}, a.opts.Render)
+	}
+	return plan, nil
+}
+
+// report turns the agent's last report into the cluster's status, fails a cluster past its creation
+// deadline, and returns when to look again for that deadline.
+func (a *adapter) report(cluster *v1alpha1.HCPCluster, report source.BundleStatus, reported bool, consumer string) time.Duration {
+	applyReport(cluster, report, reported, consumer)
+	if cluster.Status.ProvisioningState == v1alpha1.ProvisioningStateSucceeded || everSucceeded(cluster) {
+		return 0
+	}
+	// Checked after the report: the agent's Progressing must not hide why it failed.
+	left := a.opts.CreateDeadline - a.now().Sub(cluster.CreationTimestamp.Time)
+	if left <= 0 {
+		cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
+		clusterstatus.SetCondition(cluster, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "DeadlineExceeded",
+			fmt.Sprintf("the cluster did not become available within %v", a.opts.CreateDeadline))
+		return 0
+	}
+	return left + time.Second
+}
+
+// everSucceeded says whether the cluster's control plane once completed a version: a later upgrade
+// that takes long is not a failed creation.
+func everSucceeded(cluster *v1alpha1.HCPCluster) bool {
+	for _, h := range cluster.Status.Version.History {
+		if h.State == "Completed" {
+			return true
+		}
+	}
+	return false
+}
+
+// Cleanup deletes the node pools and break-glass credentials of a deleted cluster.
+func (a *adapter) Cleanup(ctx context.Context, cluster *v1alpha1.HCPCluster) error {
+	pools, err := a.nodePools.NodePools(cluster.Namespace).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	for _, np := range pools {
+		if np.Spec.ClusterName != cluster.Name || np.DeletionTimestamp != nil {
+			continue
+		}
+		err := a.client.HcpV1alpha1().NodePools(np.Namespace).Delete(ctx, np.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &np.UID}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	creds, err := a.creds.BreakglassCredentials(cluster.Namespace).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	for _, cred := range creds {
+		if cred.Spec.ClusterName != cluster.Name || cred.DeletionTimestamp != nil {
+			continue
+		}
+		err := a.client.HcpV1alpha1().BreakglassCredentials(cred.Namespace).Delete(ctx, cred.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cred.UID}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	return nil
+}
