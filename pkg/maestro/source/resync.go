@@ -3,11 +3,22 @@ package source
 import (
 	"context"
 	"slices"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/transport"
 )
+
+// Resync repairs what the network lost, both ways: an agent sends a spec resync request with the
+// generations it holds and is sent what it lacks; the source sends a status resync request with the
+// status hashes it holds and is sent the statuses that differ.
+
+// maxHashesPerRequest keeps a status resync request well under protocol.MaxEventBytes (an entry is about
+// 130 bytes); an agent answers each request about the bundles it names, so a long list goes in parts.
+const maxHashesPerRequest = 2000
 
 // enqueueResync records the newest spec resync request of a consumer; an older one not answered yet is
 // superseded, since the agent's newest list is what counts.
@@ -66,7 +77,7 @@ func (s *Source) answerResync(ctx context.Context, consumerName string) error {
 	}
 	// An agent resyncs after it (re)connects, when statuses it sent may have been lost on the way: ask
 	// for those whose hash the source lacks.
-	if err := s.publishStatusResync(ctx, client, consumerName, s.statusHashes(consumerName)); err != nil {
+	if err := s.requestStatuses(ctx, client, consumerName, false); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -130,4 +141,88 @@ func (s *Source) resyncAnswersLocked(consumerName string, held map[string]int64)
 		answers = append(answers, e)
 	}
 	return answers, done
+}
+
+// onConnect runs after every (re)connect: what was published while the connection was down failed and is
+// being retried; what agents sent meanwhile is asked for again with a status resync request per consumer,
+// which also probes whether each agent is still there.
+func (s *Source) onConnect(ctx context.Context) {
+	s.setLink(true)
+	s.mu.Lock()
+	consumers := sets.New[string]()
+	for name := range s.consumers {
+		consumers.Insert(name)
+	}
+	for _, b := range s.bundles {
+		consumers.Insert(b.consumer)
+		// What failed while the connection was down goes out now, not when its backoff (up to 30 s) ends.
+		if b.published < b.generation || b.publishedDeleting != !b.deleting.IsZero() {
+			s.bundleQueue.Forget(b.id)
+			s.bundleQueue.Add(b.id)
+		}
+	}
+	client := s.client
+	s.mu.Unlock()
+	for _, consumerName := range sets.List(consumers) {
+		if err := s.requestStatuses(ctx, client, consumerName, true); err != nil {
+			klog.FromContext(ctx).Error(err, "Sending a status resync request", "consumer", consumerName)
+		}
+	}
+}
+
+// requestStatuses sends a consumer's agent a status resync request that names every bundle the source
+// holds for it, with the hash of the status the source holds, or an empty one when it holds none. An OCM
+// work agent answers about the bundles named only, so a bundle whose first status was lost must be named
+// to be repaired. As a probe, the request also leaves out the hash of the status heard longest ago, so
+// that an agent that is there has something to answer (see consumers.go).
+func (s *Source) requestStatuses(ctx context.Context, client *transport.Client, consumerName string, probe bool) error {
+	s.mu.Lock()
+	hashes, answerable := s.statusHashesLocked(consumerName, probe)
+	s.mu.Unlock()
+	if probe && answerable {
+		// Before it goes out: the answer may come back before Publish returns.
+		s.asked(consumerName)
+	}
+	for start := 0; start == 0 || start < len(hashes); start += maxHashesPerRequest {
+		part := hashes[start:min(start+maxHashesPerRequest, len(hashes))]
+		e, err := protocol.NewStatusResyncRequest(s.opts.Source, consumerName, part)
+		if err != nil {
+			return err
+		}
+		if err := s.publish(ctx, client, consumerName, e); err != nil {
+			return err
+		}
+	}
+	resyncs.WithLabelValues("sent").Inc()
+	return nil
+}
+
+// statusHashesLocked lists, by resource ID, every bundle the source holds for a consumer with the hash of
+// its status. With probe, the status heard longest ago of a bundle not being deleted is listed without
+// its hash. answerable says an agent that is there would answer: it was sent a bundle it still holds.
+func (s *Source) statusHashesLocked(consumerName string, probe bool) (hashes []protocol.ResourceStatusHash, answerable bool) {
+	var probed *bundle
+	for _, b := range s.bundles {
+		if b.consumer != consumerName {
+			continue
+		}
+		if b.deleting.IsZero() && b.published > 0 {
+			answerable = true
+		}
+		if b.status != nil && b.deleting.IsZero() && (probed == nil || b.reportedAt.Before(probed.reportedAt)) {
+			probed = b
+		}
+	}
+	for _, b := range s.bundles {
+		if b.consumer != consumerName {
+			continue
+		}
+		h := protocol.ResourceStatusHash{ResourceID: b.id}
+		if b.status != nil && !(probe && b == probed) {
+			h.StatusHash = b.status.Hash
+		}
+		hashes = append(hashes, h)
+	}
+	slices.SortFunc(hashes, func(x, y protocol.ResourceStatusHash) int { return strings.Compare(x.ResourceID, y.ResourceID) })
+	return hashes, answerable
 }
