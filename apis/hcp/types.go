@@ -30,6 +30,9 @@ const (
 	ConditionRevokingCredentials = "RevokingCredentials"
 )
 
+// ConditionAgentConnected is True while the Maestro source hears from a ManagementCluster's agent.
+const ConditionAgentConnected = "AgentConnected"
+
 // ConditionReady is True while a NodePool's nodes are ready, as HyperShift reports them. A NodePool also
 // has Delivered and Progressing, as an HCPCluster does.
 const ConditionReady = "Ready"
@@ -624,7 +627,8 @@ type ManagementClusterSpec struct {
 
 // ManagementClusterStatus reports a management cluster.
 type ManagementClusterStatus struct {
-	// conditions report AgentConnected.
+	// conditions report AgentConnected: True while the Maestro source hears from its agent, with the
+	// time it last changed.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -635,6 +639,15 @@ type ManagementClusterStatus struct {
 	// lastSeen is when its agent was last heard from.
 	// +optional
 	LastSeen *metav1.Time `json:"lastSeen,omitempty"`
+	// nodePools is the number of NodePools of the hosted clusters placed on it.
+	// +optional
+	NodePools int32 `json:"nodePools,omitempty"`
+	// availableCapacity is how many more hosted clusters may be placed on it: capacity less hostedClusters.
+	// +optional
+	AvailableCapacity int32 `json:"availableCapacity,omitempty"`
+	// lastResync is when its agent last asked for every bundle again, as it does whenever it (re)connects.
+	// +optional
+	LastResync *metav1.Time `json:"lastResync,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

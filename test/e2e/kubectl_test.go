@@ -92,7 +92,7 @@ func TestKubectl(t *testing.T) {
 			{"hcpc", "dev-cluster", []string{"NAME", "VERSION", "STATE", "MGMT-CLUSTER", "AGE"}},
 			{"np", "dev-cluster.workers", []string{"NAME", "CLUSTER", "VERSION", "REPLICAS", "STATE", "AGE"}},
 			{"bgc", "dev-cluster-oncall", []string{"NAME", "CLUSTER", "PHASE", "EXPIRES", "AGE"}},
-			{"mc", "mc-eastus-1", []string{"NAME", "LOCATION", "HOSTED", "SCHEDULABLE", "CONNECTED", "AGE"}},
+			{"mc", "mc-eastus-1", []string{"NAME", "LOCATION", "HOSTED", "AVAILABLE", "NODEPOOLS", "SCHEDULABLE", "CONNECTED", "AGE"}},
 		} {
 			out := s.mustKubectl(t, "get", tc.short, tc.name)
 			wantColumns(t, out, tc.columns...)

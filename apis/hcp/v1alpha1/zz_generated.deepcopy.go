@@ -661,6 +661,10 @@ func (in *ManagementClusterStatus) DeepCopyInto(out *ManagementClusterStatus) {
 		in, out := &in.LastSeen, &out.LastSeen
 		*out = (*in).DeepCopy()
 	}
+	if in.LastResync != nil {
+		in, out := &in.LastResync, &out.LastResync
+		*out = (*in).DeepCopy()
+	}
 	return
 }
 

@@ -1396,6 +1396,24 @@ func (m *ManagementClusterStatus) MarshalToSizedBuffer(dAtA []byte) (int, error)
 	_ = i
 	var l int
 	_ = l
+	if m.LastResync != nil {
+		{
+			size, err := m.LastResync.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x32
+	}
+	i = encodeVarintGenerated(dAtA, i, uint64(m.AvailableCapacity))
+	i--
+	dAtA[i] = 0x28
+	i = encodeVarintGenerated(dAtA, i, uint64(m.NodePools))
+	i--
+	dAtA[i] = 0x20
 	if m.LastSeen != nil {
 		{
 			size, err := m.LastSeen.MarshalToSizedBuffer(dAtA[:i])
@@ -2712,6 +2730,12 @@ func (m *ManagementClusterStatus) Size() (n int) {
 		l = m.LastSeen.Size()
 		n += 1 + l + sovGenerated(uint64(l))
 	}
+	n += 1 + sovGenerated(uint64(m.NodePools))
+	n += 1 + sovGenerated(uint64(m.AvailableCapacity))
+	if m.LastResync != nil {
+		l = m.LastResync.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
 	return n
 }
 
@@ -3386,6 +3410,9 @@ func (this *ManagementClusterStatus) String() string {
 		`Conditions:` + repeatedStringForConditions + `,`,
 		`HostedClusters:` + fmt.Sprintf("%v", this.HostedClusters) + `,`,
 		`LastSeen:` + strings.Replace(fmt.Sprintf("%v", this.LastSeen), "Time", "v1.Time", 1) + `,`,
+		`NodePools:` + fmt.Sprintf("%v", this.NodePools) + `,`,
+		`AvailableCapacity:` + fmt.Sprintf("%v", this.AvailableCapacity) + `,`,
+		`LastResync:` + strings.Replace(fmt.Sprintf("%v", this.LastResync), "Time", "v1.Time", 1) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -7670,6 +7697,80 @@ func (m *ManagementClusterStatus) Unmarshal(dAtA []byte) error {
 				m.LastSeen = &v1.Time{}
 			}
 			if err := m.LastSeen.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 4:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field NodePools", wireType)
+			}
+			m.NodePools = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.NodePools |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 5:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field AvailableCapacity", wireType)
+			}
+			m.AvailableCapacity = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.AvailableCapacity |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+		case 6:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field LastResync", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.LastResync == nil {
+				m.LastResync = &v1.Time{}
+			}
+			if err := m.LastResync.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/hcpcluster"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/managementcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/nodepool"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/version"
@@ -63,9 +64,9 @@ func (noAgents) Delete(string, string) error                                 { r
 func (noAgents) AddStatusHandler(source.StatusHandler)                       {}
 func (noAgents) SetSynced()                                                  {}
 
-// startControllers runs the cluster controllers on the server's loopback client until ctx ends, with
+// start runs the cluster controllers on the server's loopback client until ctx ends, with
 // informers of their own, which end with them. src is nil when Maestro is off.
-func (o *Options) startControllers(ctx context.Context, loopback *rest.Config, catalog *versioncatalog.Catalog, src *source.Source) error {
+func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, catalog *versioncatalog.Catalog, src *source.Source) error {
 	client, err := versioned.NewForConfig(loopback)
 	if err != nil {
 		return err
@@ -73,13 +74,14 @@ func (o *Options) startControllers(ctx context.Context, loopback *rest.Config, c
 	factory := informers.NewSharedInformerFactory(client, 0)
 	var publisher bundle.Publisher = noAgents{}
 	connected := func(string) bool { return false }
+	var agents managementcluster.Agents
 	if src != nil {
-		publisher = src
+		publisher, agents = src, src
 		connected = func(consumer string) bool { return src.Consumer(consumer).Connected }
 	}
-	renderOptions := render.Options{Environment: o.Controllers.Environment}
-	if o.Controllers.PullSecretFile != "" {
-		if renderOptions.PullSecret, err = os.ReadFile(o.Controllers.PullSecretFile); err != nil {
+	renderOptions := render.Options{Environment: o.Environment}
+	if o.PullSecretFile != "" {
+		if renderOptions.PullSecret, err = os.ReadFile(o.PullSecretFile); err != nil {
 			return fmt.Errorf("--pull-secret-file: %w", err)
 		}
 	}
@@ -94,7 +96,7 @@ func (o *Options) startControllers(ctx context.Context, loopback *rest.Config, c
 	}
 	gate := bundle.NewOfferGate(publisher.SetSynced)
 	clusters, err := hcpcluster.New(client, hcp.HCPClusters(), hcp.ManagementClusters(), hcp.NodePools(), hcp.BreakglassCredentials(),
-		catalog, bundle.Gate(publisher, gate), hcpcluster.Options{Render: renderOptions, CreateDeadline: o.Controllers.CreateDeadline})
+		catalog, bundle.Gate(publisher, gate), hcpcluster.Options{Render: renderOptions, CreateDeadline: o.CreateDeadline})
 	if err != nil {
 		return err
 	}
@@ -103,11 +105,16 @@ func (o *Options) startControllers(ctx context.Context, loopback *rest.Config, c
 	if err != nil {
 		return err
 	}
+	mcStatus, err := managementcluster.New(client, hcp.ManagementClusters(), hcp.HCPClusters(), hcp.NodePools(), agents)
+	if err != nil {
+		return err
+	}
 	factory.Start(ctx.Done())
-	klog.FromContext(ctx).Info("Starting the cluster controllers", "environment", o.Controllers.Environment)
+	klog.FromContext(ctx).Info("Starting the cluster controllers", "environment", o.Environment)
 	go versions.Run(ctx, 2)
 	go placements.Run(ctx)
 	go clusters.Run(ctx, 4)
 	go pools.Run(ctx, 4)
+	go mcStatus.Run(ctx, 1)
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -38,6 +39,9 @@ type MaestroOptions struct {
 	AdvertisedURL string
 	// URL, CAFile, CertFile and KeyFile reach an external broker with a client certificate instead.
 	URL, CAFile, CertFile, KeyFile string
+	// LivenessInterval and LivenessTimeout say how often the source asks each agent whether it is there,
+	// and how long an agent may leave that unanswered before its ManagementCluster is not connected.
+	LivenessInterval, LivenessTimeout time.Duration
 }
 
 func (m *MaestroOptions) AddFlags(fs *pflag.FlagSet) {
@@ -52,12 +56,20 @@ func (m *MaestroOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&m.CAFile, "mqtt-ca-file", m.CAFile, "The CA bundle that verifies the external broker.")
 	fs.StringVar(&m.CertFile, "mqtt-cert-file", m.CertFile, "The client certificate for the external broker.")
 	fs.StringVar(&m.KeyFile, "mqtt-key-file", m.KeyFile, "The client certificate's key for the external broker.")
+	fs.DurationVar(&m.LivenessInterval, "maestro-liveness-interval", m.LivenessInterval,
+		"How often the source asks each management cluster's agent for a status, to learn whether it is there.")
+	fs.DurationVar(&m.LivenessTimeout, "maestro-liveness-timeout", m.LivenessTimeout,
+		"How long an agent may stay silent before its ManagementCluster's AgentConnected is False and no new cluster is placed on it.")
 }
 
 func (m *MaestroOptions) Validate() []error {
 	var errs []error
 	if err := protocol.ValidateID("--maestro-source", m.Source); err != nil {
 		errs = append(errs, err)
+	}
+	if m.LivenessInterval <= 0 || m.LivenessTimeout <= m.LivenessInterval {
+		errs = append(errs, fmt.Errorf("--maestro-liveness-interval (%v) must be positive and shorter than --maestro-liveness-timeout (%v)",
+			m.LivenessInterval, m.LivenessTimeout))
 	}
 	if m.URL == "" {
 		if m.BindAddress != "" {
@@ -78,6 +90,9 @@ func (m *MaestroOptions) Validate() []error {
 	return errs
 }
 
+// embeddedBroker says whether the server runs the MQTT broker itself.
+func (m *MaestroOptions) embeddedBroker() bool { return m.URL == "" && m.BindAddress != "" }
+
 // enabled says whether the server runs a Maestro source.
 func (m *MaestroOptions) enabled() bool { return m.URL != "" || m.BindAddress != "" }
 
@@ -87,7 +102,7 @@ func brokerURLFile(dataDir string) string { return filepath.Join(dataDir, "mqtt-
 // startMaestro starts the embedded broker (unless an external one is configured) and returns how to make
 // the source, which runs on the leader only: a new one each time this replica leads. The broker stops
 // when ctx ends.
-func (o *Options) startMaestro(ctx context.Context) (func() (*source.Source, error), error) {
+func (o *CompletedOptions) startMaestro(ctx context.Context) (func() (*source.Source, error), error) {
 	m := o.Maestro
 	logger := klog.FromContext(ctx)
 	brokerCfg := transport.Config{ClientID: m.Source}
@@ -97,13 +112,10 @@ func (o *Options) startMaestro(ctx context.Context) (func() (*source.Source, err
 			return nil, err
 		}
 		brokerCfg.URL, brokerCfg.TLS = m.URL, tlsConfig
-		return newSource(m.Source, brokerCfg), nil
+		return newSource(m, brokerCfg), nil
 	}
 
-	pki, err := o.ensurePKI()
-	if err != nil {
-		return nil, err
-	}
+	pki := o.certs
 	serverTLS, err := broker.ServerTLS(pki.CACert, pki.ServingCert, pki.ServingKey)
 	if err != nil {
 		return nil, err
@@ -136,11 +148,14 @@ func (o *Options) startMaestro(ctx context.Context) (func() (*source.Source, err
 		return nil, err
 	}
 	brokerCfg.URL, brokerCfg.TLS = "mqtts://"+net.JoinHostPort("127.0.0.1", port), tlsConfig
-	return newSource(m.Source, brokerCfg), nil
+	return newSource(m, brokerCfg), nil
 }
 
-func newSource(id string, broker transport.Config) func() (*source.Source, error) {
-	return func() (*source.Source, error) { return source.New(source.Options{Source: id, Broker: broker}) }
+func newSource(m MaestroOptions, broker transport.Config) func() (*source.Source, error) {
+	return func() (*source.Source, error) {
+		return source.New(source.Options{Source: m.Source, Broker: broker,
+			LivenessInterval: m.LivenessInterval, LivenessTimeout: m.LivenessTimeout})
+	}
 }
 
 // clientTLS loads a client certificate and the CA that verifies the broker.

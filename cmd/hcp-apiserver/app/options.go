@@ -59,9 +59,6 @@ type Options struct {
 	Maestro MaestroOptions
 	// Controllers tune how clusters are delivered.
 	Controllers ControllerOptions
-
-	// catalog is the version catalog Config loaded, for the controllers.
-	catalog *versioncatalog.Catalog
 }
 
 // NewOptions returns the default options: standalone on embedded etcd, port 6443.
@@ -72,7 +69,7 @@ func NewOptions() *Options {
 		ComponentGlobalsRegistry:           compatibility.DefaultComponentGlobalsRegistry,
 		DataDir:                            "hcp-data",
 		MaxBreakglassCredentialsPerCluster: 10,
-		Maestro:                            MaestroOptions{Source: DefaultSource, BindAddress: "0.0.0.0:8883"},
+		Maestro:                            MaestroOptions{Source: DefaultSource, BindAddress: "0.0.0.0:8883", LivenessInterval: time.Minute, LivenessTimeout: 3 * time.Minute},
 		Controllers:                        ControllerOptions{Environment: render.DefaultEnvironment, CreateDeadline: time.Hour},
 	}
 	// The service's plugins run after the standard ones and are on by default.
@@ -143,12 +140,70 @@ func (o *Options) ensurePKI() (*standalone.PKI, error) {
 // AdminKubeconfig is the file standalone mode writes once the server is ready.
 func (o *Options) AdminKubeconfig() string { return filepath.Join(o.DataDir, "admin.kubeconfig") }
 
-// Validate checks the flags. The etcd servers must be known by then: Run starts the
-// embedded etcd first when none were given.
-func (o *Options) Validate() error {
+// CompletedOptions are the options with what the flags left open filled in: the version catalog read,
+// the certificates made in the data directory, and standalone mode's choices made. Config reads them and
+// changes nothing.
+type CompletedOptions struct {
+	*Options
+	// Catalog is the version catalog the server and its controllers offer.
+	Catalog *versioncatalog.Catalog
+	// certs holds standalone mode's CA and certificates, and the embedded broker's; nil when neither is used.
+	certs *standalone.PKI
+	// standaloneAdmission are the admission flags of standalone mode, which builds its own chain.
+	standaloneAdmission *genericoptions.AdmissionOptions
+}
+
+// Complete fills in what the flags left open. etcdURL is the embedded etcd's, when no --etcd-servers
+// were given. It writes the certificates into the data directory: call it once the data directory is
+// this server's.
+func (o *Options) Complete(ctx context.Context, etcdURL string) (*CompletedOptions, error) {
+	c := &CompletedOptions{Options: o, Catalog: versioncatalog.Default()}
+	if etcdURL != "" {
+		o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = []string{etcdURL}
+	}
+	if o.VersionCatalogFile != "" {
+		var err error
+		if c.Catalog, err = versioncatalog.Load(ctx, o.VersionCatalogFile); err != nil {
+			return nil, err
+		}
+	}
+	if o.Standalone() || o.Maestro.embeddedBroker() {
+		var err error
+		if c.certs, err = o.ensurePKI(); err != nil {
+			return nil, err
+		}
+	}
+	if !o.Standalone() {
+		o.RecommendedOptions.SecureServing.ServerCert.CertDirectory = filepath.Join(o.DataDir, "serving-certs")
+		if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", o.AlternateNames,
+			[]net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
+			return nil, fmt.Errorf("creating self-signed serving certificates: %w", err)
+		}
+		return c, nil
+	}
+	o.RecommendedOptions.SecureServing.ServerCert.CertKey.CertFile = c.certs.ServingCert
+	o.RecommendedOptions.SecureServing.ServerCert.CertKey.KeyFile = c.certs.ServingKey
+	// Nothing to delegate to: this server authenticates and authorizes by itself.
+	o.RecommendedOptions.Authentication = nil
+	o.RecommendedOptions.Authorization = nil
+	o.RecommendedOptions.CoreAPI = nil
+	// Without kube-apiserver the standard plugins have nothing to read; the service's own chain is
+	// built in Config from the same --enable/--disable-admission-plugins flags.
+	c.standaloneAdmission = o.RecommendedOptions.Admission
+	o.RecommendedOptions.Admission = nil
+	o.RecommendedOptions.Features.EnablePriorityAndFairness = false
+	// No garbage collector runs without kube-controller-manager: an orphan or foreground finalizer
+	// would never be removed, so deletes ignore the propagation policy.
+	o.RecommendedOptions.Etcd.EnableGarbageCollection = false
+	return c, nil
+}
+
+// Validate checks the flags, as completed: the etcd servers are known by then (Run starts the embedded
+// etcd first when none were given), and standalone mode's admission flags are its own chain's.
+func (o *CompletedOptions) Validate() error {
 	errs := o.RecommendedOptions.Validate()
-	if o.Standalone() {
-		errs = append(errs, validateStandaloneAdmission(o.RecommendedOptions.Admission)...)
+	if o.standaloneAdmission != nil {
+		errs = append(errs, validateStandaloneAdmission(o.standaloneAdmission)...)
 	}
 	if o.MaxBreakglassCredentialsPerCluster < 1 {
 		errs = append(errs, fmt.Errorf("--max-breakglass-credentials-per-cluster must be at least 1"))
@@ -159,45 +214,10 @@ func (o *Options) Validate() error {
 	return utilerrors.NewAggregate(errs)
 }
 
-// Config turns the options into a server configuration.
-func (o *Options) Config() (*apiserver.Config, error) {
+// Config turns the completed options into a server configuration.
+func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 	standaloneMode := o.Standalone()
-	catalog := versioncatalog.Default()
-	if o.VersionCatalogFile != "" {
-		var err error
-		if catalog, err = versioncatalog.Load(context.Background(), o.VersionCatalogFile); err != nil {
-			return nil, err
-		}
-	}
-	var pki *standalone.PKI
-	var admissionOptions *genericoptions.AdmissionOptions
-	if standaloneMode {
-		var err error
-		if pki, err = o.ensurePKI(); err != nil {
-			return nil, err
-		}
-		o.RecommendedOptions.SecureServing.ServerCert.CertKey.CertFile = pki.ServingCert
-		o.RecommendedOptions.SecureServing.ServerCert.CertKey.KeyFile = pki.ServingKey
-		// Nothing to delegate to: this server authenticates and authorizes by itself.
-		o.RecommendedOptions.Authentication = nil
-		o.RecommendedOptions.Authorization = nil
-		o.RecommendedOptions.CoreAPI = nil
-		// Without kube-apiserver the standard plugins have nothing to read; the service's own
-		// chain is built below from the same --enable/--disable-admission-plugins flags.
-		admissionOptions = o.RecommendedOptions.Admission
-		o.RecommendedOptions.Admission = nil
-		o.RecommendedOptions.Features.EnablePriorityAndFairness = false
-		// No garbage collector runs without kube-controller-manager: an orphan or foreground
-		// finalizer would never be removed, so deletes ignore the propagation policy.
-		o.RecommendedOptions.Etcd.EnableGarbageCollection = false
-	} else {
-		o.RecommendedOptions.SecureServing.ServerCert.CertDirectory = filepath.Join(o.DataDir, "serving-certs")
-		if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", o.AlternateNames,
-			[]net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
-			return nil, fmt.Errorf("creating self-signed serving certificates: %w", err)
-		}
-	}
-
+	pki, catalog, admissionOptions := o.certs, o.Catalog, o.standaloneAdmission
 	cfg := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
 	namer := openapinamer.NewDefinitionNamer(apiserver.Scheme)
 	cfg.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(openapi.GetOpenAPIDefinitions, namer)
@@ -219,12 +239,14 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		hcpInformers = informers.NewSharedInformerFactory(client, 0)
 		return admissioninit.New(client, hcpInformers, catalog), nil
 	}
-	o.RecommendedOptions.ExtraAdmissionInitializers = func(c *genericapiserver.RecommendedConfig) ([]admission.PluginInitializer, error) {
+	// A copy, so that Config leaves the options as they were.
+	recommended := *o.RecommendedOptions
+	recommended.ExtraAdmissionInitializers = func(c *genericapiserver.RecommendedConfig) ([]admission.PluginInitializer, error) {
 		i, err := newAdmissionInitializer(c)
 		return []admission.PluginInitializer{i}, err
 	}
 
-	if err := o.RecommendedOptions.ApplyTo(cfg); err != nil {
+	if err := recommended.ApplyTo(cfg); err != nil {
 		return nil, err
 	}
 	// On SIGTERM: drain the requests in flight, then give the connections 2s to close. Without this the
@@ -256,7 +278,6 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("claims: %w", err)
 	}
-	o.catalog = catalog
 	return &apiserver.Config{
 		GenericConfig:   cfg,
 		InformerFactory: hcpInformers,

@@ -117,6 +117,7 @@ func Run(ctx context.Context, o *Options) error {
 		}
 	}
 	var etcd *embeddedetcd.Etcd
+	var etcdURL string
 	if len(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList) == 0 {
 		if etcd, err = embeddedetcd.Start(ctx, filepath.Join(o.DataDir, "etcd")); err != nil {
 			if ctx.Err() != nil {
@@ -127,12 +128,16 @@ func Run(ctx context.Context, o *Options) error {
 		}
 		// Deferred calls run after the API server has drained, so etcd outlives every request.
 		defer etcd.Close()
-		o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = []string{etcd.ClientURL}
+		etcdURL = etcd.ClientURL
 	}
-	if err := o.Validate(); err != nil {
+	completed, err := o.Complete(ctx, etcdURL)
+	if err != nil {
 		return err
 	}
-	config, err := o.Config()
+	if err := completed.Validate(); err != nil {
+		return err
+	}
+	config, err := completed.Config()
 	if err != nil {
 		return err
 	}
@@ -144,7 +149,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	var newSource func() (*source.Source, error)
 	if o.Maestro.enabled() {
-		if newSource, err = o.startMaestro(ctx); err != nil {
+		if newSource, err = completed.startMaestro(ctx); err != nil {
 			return err
 		}
 	}
@@ -165,7 +170,7 @@ func Run(ctx context.Context, o *Options) error {
 				}
 			}()
 		}
-		if err := o.startControllers(ctx, loopback, o.catalog, src); err != nil {
+		if err := o.Controllers.start(ctx, loopback, completed.Catalog, src); err != nil {
 			logger.Error(err, "Cannot start the cluster controllers")
 			return
 		}

@@ -1294,7 +1294,7 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_ManagementClusterStatus(ref common.R
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "conditions report AgentConnected.",
+							Description: "conditions report AgentConnected: True while the Maestro source hears from its agent, with the time it last changed.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1315,6 +1315,26 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_ManagementClusterStatus(ref common.R
 					"lastSeen": {
 						SchemaProps: spec.SchemaProps{
 							Description: "lastSeen is when its agent was last heard from.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"nodePools": {
+						SchemaProps: spec.SchemaProps{
+							Description: "nodePools is the number of NodePools of the hosted clusters placed on it.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"availableCapacity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "availableCapacity is how many more hosted clusters may be placed on it: capacity less hostedClusters.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"lastResync": {
+						SchemaProps: spec.SchemaProps{
+							Description: "lastResync is when its agent last asked for every bundle again, as it does whenever it (re)connects.",
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},

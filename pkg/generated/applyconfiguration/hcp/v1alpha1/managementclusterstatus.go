@@ -28,12 +28,19 @@ import (
 //
 // ManagementClusterStatus reports a management cluster.
 type ManagementClusterStatusApplyConfiguration struct {
-	// conditions report AgentConnected.
+	// conditions report AgentConnected: True while the Maestro source hears from its agent, with the
+	// time it last changed.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 	// hostedClusters is the number of HCPClusters placed on it.
 	HostedClusters *int32 `json:"hostedClusters,omitempty"`
 	// lastSeen is when its agent was last heard from.
 	LastSeen *metav1.Time `json:"lastSeen,omitempty"`
+	// nodePools is the number of NodePools of the hosted clusters placed on it.
+	NodePools *int32 `json:"nodePools,omitempty"`
+	// availableCapacity is how many more hosted clusters may be placed on it: capacity less hostedClusters.
+	AvailableCapacity *int32 `json:"availableCapacity,omitempty"`
+	// lastResync is when its agent last asked for every bundle again, as it does whenever it (re)connects.
+	LastResync *metav1.Time `json:"lastResync,omitempty"`
 }
 
 // ManagementClusterStatusApplyConfiguration constructs a declarative configuration of the ManagementClusterStatus type for use with
@@ -68,5 +75,29 @@ func (b *ManagementClusterStatusApplyConfiguration) WithHostedClusters(value int
 // If called multiple times, the LastSeen field is set to the value of the last call.
 func (b *ManagementClusterStatusApplyConfiguration) WithLastSeen(value metav1.Time) *ManagementClusterStatusApplyConfiguration {
 	b.LastSeen = &value
+	return b
+}
+
+// WithNodePools sets the NodePools field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NodePools field is set to the value of the last call.
+func (b *ManagementClusterStatusApplyConfiguration) WithNodePools(value int32) *ManagementClusterStatusApplyConfiguration {
+	b.NodePools = &value
+	return b
+}
+
+// WithAvailableCapacity sets the AvailableCapacity field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AvailableCapacity field is set to the value of the last call.
+func (b *ManagementClusterStatusApplyConfiguration) WithAvailableCapacity(value int32) *ManagementClusterStatusApplyConfiguration {
+	b.AvailableCapacity = &value
+	return b
+}
+
+// WithLastResync sets the LastResync field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastResync field is set to the value of the last call.
+func (b *ManagementClusterStatusApplyConfiguration) WithLastResync(value metav1.Time) *ManagementClusterStatusApplyConfiguration {
+	b.LastResync = &value
 	return b
 }
