@@ -35,18 +35,28 @@ func TestClusterBenchmark(t *testing.T) {
 		t.Skip("starts a management cluster, the server and an agent")
 	}
 	mc := framework.StartManagementCluster(t)
-	mc.StartControllerManager(t)
+	kcm := mc.StartControllerManager(t)
 	hypershiftsim.StartForTest(t, mc.Config, hypershiftsim.Options{})
 	dataDir := t.TempDir()
-	server := framework.StartHCPAPIServerProcess(t, dataDir)
+	// The server's etcd runs apart from it here, so that what each costs can be told apart.
+	etcd := framework.StartEtcd(t)
+	server := framework.StartHCPAPIServerProcess(t, dataDir, "--etcd-servers="+strings.Join(etcd.ClientURLs, ","))
 	bundle := filepath.Join(t.TempDir(), "mc-bench.agent.yaml")
 	out, err := exec.CommandContext(t.Context(), framework.Command(t, "hcp-apiserver"), "agent-bundle",
 		"--data-dir", dataDir, "--consumer", "mc-bench", "--output", bundle).CombinedOutput()
 	if err != nil {
 		t.Fatalf("agent-bundle: %v\n%s", err, out)
 	}
-	framework.StartProcess(t, framework.ComponentDir(t, "maestro-agent"), framework.Command(t, "maestro-agent"),
+	agent := framework.StartProcess(t, framework.ComponentDir(t, "maestro-agent"), framework.Command(t, "maestro-agent"),
 		"--agent-bundle="+bundle, "--kubeconfig="+mc.Kubeconfig, "--metrics-bind-address=0")
+	meter := newCPUMeter()
+	meter.add("hcp-apiserver", server.PID())
+	meter.add("its etcd", etcd.Members[0].PID())
+	meter.add("maestro-agent", agent.PID())
+	meter.add("mgmt kube-apiserver", mc.APIServer.PID())
+	meter.add("mgmt etcd", mc.Etcd.Members[0].PID())
+	meter.add("mgmt kube-controller-manager", kcm.PID())
+	meter.add("test (simulator, clients)", os.Getpid())
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", server.Kubeconfig)
 	if err != nil {
@@ -67,6 +77,8 @@ func TestClusterBenchmark(t *testing.T) {
 		n         int
 		perSecond float64
 		p50, p99  time.Duration
+		// cpu is the CPU time each process used in the round, per cluster.
+		cpu map[string]time.Duration
 	}
 	var rows []row
 	for i, field := range strings.Split(*clusterCounts, ",") {
@@ -74,19 +86,50 @@ func TestClusterBenchmark(t *testing.T) {
 		if _, err := fmt.Sscan(field, &n); err != nil || n < 1 {
 			t.Fatalf("-clusters %q: want positive numbers", *clusterCounts)
 		}
+		before, err := meter.read()
+		if err != nil {
+			t.Fatal(err)
+		}
 		r := clustersRound(t, client, fmt.Sprintf("round-%d", i), n)
-		rows = append(rows, row{n, float64(n) / r.elapsed.Seconds(), r.percentile(50), r.percentile(99)})
+		after, err := meter.read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu := map[string]time.Duration{}
+		for name := range after {
+			cpu[name] = (after[name] - before[name]) / time.Duration(n)
+		}
+		rows = append(rows, row{n, float64(n) / r.elapsed.Seconds(), r.percentile(50), r.percentile(99), cpu})
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "\nHCPClusters from create to Succeeded (server, agent, management cluster and simulator on one machine, simulator answering at once)")
-	fmt.Fprintln(w, "clusters\tSucceeded/s\tp50\tp99\t")
+	fmt.Fprintln(w, "clusters\tSucceeded/s\tp50\tp99\tCPU ms per cluster, all processes\t")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%d\t%.1f\t%v\t%v\t\n", r.n, r.perSecond, round(r.p50), round(r.p99))
+		var total time.Duration
+		for _, d := range r.cpu {
+			total += d
+		}
+		fmt.Fprintf(w, "%d\t%.1f\t%v\t%v\t%.1f\t\n", r.n, r.perSecond, round(r.p50), round(r.p99), ms(total))
+	}
+	fmt.Fprintln(w, "\nCPU ms per cluster, by process")
+	fmt.Fprint(w, "clusters\t")
+	for _, name := range meter.names {
+		fmt.Fprintf(w, "%s\t", name)
+	}
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		fmt.Fprintf(w, "%d\t", r.n)
+		for _, name := range meter.names {
+			fmt.Fprintf(w, "%.1f\t", ms(r.cpu[name]))
+		}
+		fmt.Fprintln(w)
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // clustersRound creates n clusters in namespace ns from 16 clients and waits, on a watch, until every one
 // is Succeeded.
