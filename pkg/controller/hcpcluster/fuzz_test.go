@@ -12,6 +12,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/validation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/apiserver"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/controllertest"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
 	"github.com/aro-hcp/hcp-apiserver/pkg/render"
@@ -30,11 +31,11 @@ func FuzzApplyReport(f *testing.F) {
 		hostedClusterStatus(1, true, "Maybe", `[{"version":1},null]`),
 		hostedClusterStatus(2, false, "", ""),
 	} {
-		f.Add(mustJSON(f, st.Status), st.Generation)
+		f.Add(controllertest.MustJSON(f, st.Status), st.Generation)
 	}
 	long := hostedClusterStatus(1, true, "False", "")
 	long.Status.ResourceStatus[0].StatusFeedback.Values[1].Value.String = ptr.To(strings.Repeat("m", 40000))
-	f.Add(mustJSON(f, long.Status), int64(1))
+	f.Add(controllertest.MustJSON(f, long.Status), int64(1))
 	f.Add([]byte(`{"conditions":[{"type":"Applied","status":"True"}],"resourceStatus":[{"resourceMeta":{"kind":"HostedCluster"},`+
 		`"statusFeedback":{"values":[{"name":"`+render.FeedbackAPIHost+`","fieldValue":{"type":"String","string":"::1"}},`+
 		`{"name":"`+render.FeedbackAPIPort+`","fieldValue":{"type":"Boolean","boolean":true}},`+
@@ -64,7 +65,7 @@ func FuzzApplyReport(f *testing.F) {
 		// Conditions that carry the agent's words are left out: HyperShift's condition statuses and
 		// messages, and the management cluster's refusals, go to the cluster as reported.
 		for _, err := range validation.ValidateHCPClusterStatusUpdate(&newInternal, &oldInternal) {
-			if i, ok := conditionIndex(err.Field); ok && reportedCondition(cluster.Status.Conditions[i]) {
+			if i, ok := controllertest.ConditionIndex(err.Field); ok && reportedCondition(cluster.Status.Conditions[i]) {
 				t.Logf("refused for what the agent reported: %v", err)
 				continue
 			}
@@ -80,29 +81,4 @@ func reportedCondition(c metav1.Condition) bool {
 		return true
 	}
 	return c.Type == v1alpha1.ConditionDelivered && c.Reason == "ApplyFailed"
-}
-
-// conditionIndex returns i of a field path status.conditions[i]...
-func conditionIndex(path string) (int, bool) {
-	rest, ok := strings.CutPrefix(path, "status.conditions[")
-	if !ok {
-		return 0, false
-	}
-	i := 0
-	for _, c := range rest {
-		if c < '0' || c > '9' {
-			return i, c == ']'
-		}
-		i = i*10 + int(c-'0')
-	}
-	return 0, false
-}
-
-func mustJSON(tb testing.TB, v any) []byte {
-	tb.Helper()
-	raw, err := json.Marshal(v)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return raw
 }

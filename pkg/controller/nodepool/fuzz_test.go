@@ -11,6 +11,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/validation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/apiserver"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/controllertest"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
 	"github.com/aro-hcp/hcp-apiserver/pkg/render"
@@ -25,7 +26,7 @@ func FuzzApplyReport(f *testing.F) {
 		nodePoolStatus(1, true, "Maybe", -1, "", "True"),
 		nodePoolStatus(2, false, "", 0, "", ""),
 	} {
-		f.Add(mustJSON(f, st.Status), st.Generation)
+		f.Add(controllertest.MustJSON(f, st.Status), st.Generation)
 	}
 	long := nodePoolStatus(1, true, "False", 2147483648, "4.20.8", "False")
 	long.Status.ResourceStatus[0].Conditions[0].Message = strings.Repeat("m", 40000)
@@ -34,7 +35,7 @@ func FuzzApplyReport(f *testing.F) {
 			long.Status.ResourceStatus[0].StatusFeedback.Values[i].Value.String = &long.Status.ResourceStatus[0].Conditions[0].Message
 		}
 	}
-	f.Add(mustJSON(f, long.Status), int64(1))
+	f.Add(controllertest.MustJSON(f, long.Status), int64(1))
 
 	f.Fuzz(func(t *testing.T, data []byte, generation int64) {
 		var status protocol.ManifestBundleStatus
@@ -55,7 +56,7 @@ func FuzzApplyReport(f *testing.F) {
 		newInternal.ResourceVersion, oldInternal.ResourceVersion = "1", "1"
 		// HyperShift's messages and the management cluster's refusals go to the pool as reported.
 		for _, err := range validation.ValidateNodePoolStatusUpdate(&newInternal, &oldInternal) {
-			if i, ok := conditionIndex(err.Field); ok && strings.HasSuffix(err.Field, ".message") && reportedMessage(np.Status.Conditions[i]) {
+			if i, ok := controllertest.ConditionIndex(err.Field); ok && strings.HasSuffix(err.Field, ".message") && reportedMessage(np.Status.Conditions[i]) {
 				t.Logf("refused for what the agent reported: %v", err)
 				continue
 			}
@@ -68,29 +69,4 @@ func FuzzApplyReport(f *testing.F) {
 // bundle is applied, and a refusal's.
 func reportedMessage(c metav1.Condition) bool {
 	return c.Type == v1alpha1.ConditionReady || c.Reason == "ApplyFailed"
-}
-
-// conditionIndex returns i of a field path status.conditions[i]...
-func conditionIndex(path string) (int, bool) {
-	rest, ok := strings.CutPrefix(path, "status.conditions[")
-	if !ok {
-		return 0, false
-	}
-	i := 0
-	for _, c := range rest {
-		if c < '0' || c > '9' {
-			return i, c == ']'
-		}
-		i = i*10 + int(c-'0')
-	}
-	return 0, false
-}
-
-func mustJSON(tb testing.TB, v any) []byte {
-	tb.Helper()
-	raw, err := json.Marshal(v)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return raw
 }
