@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
 # Builds the real components the tests run against into _output/tools/<version>/:
 # kube-apiserver and kube-controller-manager (k8s.io/kubernetes) and etcd (go.etcd.io/etcd/server/v3), at the
-# versions hack/tools/go.mod pins. A binary is rebuilt only when missing, so the
-# first run takes a while (kube-apiserver: about 12 minutes on 2 cores) and later
-# runs take a second. Prints nothing but what it builds.
+# versions hack/tools/go.mod pins, and the open-cluster-management work agent (open-cluster-management.io/ocm,
+# the agent Maestro runs) as ocm-work-agent, at the version hack/ocm-agent/go.mod pins. A binary is rebuilt
+# only when missing, so the first run takes a while (kube-apiserver: about 12 minutes on 2 cores; the work
+# agent: about 25 minutes on a loaded one) and later runs take a second. Prints nothing but what it builds.
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TOOLS="${ROOT}/hack/tools"
 
-version_of() { (cd "${TOOLS}" && go list -m -f '{{.Version}}' "$1"); }
+# version_of prints the version of a module that the tools module in $2 (default hack/tools) requires.
+version_of() { (cd "${2:-${TOOLS}}" && go list -m -f '{{.Version}}' "$1"); }
 
+# build builds package $2 of module $3 as _output/tools/$1, with extra ldflags $4, in the tools module
+# $5 (default hack/tools).
 build() {
-    local name=$1 pkg=$2 module=$3 ldflags=${4:-}
-    local dir="${ROOT}/_output/tools/${name}-$(version_of "${module}")"
+    local name=$1 pkg=$2 module=$3 ldflags=${4:-} tools=${5:-${TOOLS}}
+    local version
+    version=$(version_of "${module}" "${tools}")
+    local dir="${ROOT}/_output/tools/${name}-${version}"
     if [[ ! -x "${dir}/${name}" ]]; then
-        echo "Building ${name} from ${module}@$(version_of "${module}") into ${dir} (once; it is cached there)"
+        echo "Building ${name} from ${module}@${version} into ${dir} (once; it is cached there)"
         mkdir -p "${dir}"
-        (cd "${TOOLS}" && CGO_ENABLED=0 go build -trimpath -ldflags="-s ${ldflags}" -o "${dir}/${name}.tmp" "${pkg}")
+        (cd "${tools}" && CGO_ENABLED=0 go build -trimpath -ldflags="-s ${ldflags}" -o "${dir}/${name}.tmp" "${pkg}")
         mv "${dir}/${name}.tmp" "${dir}/${name}"
     fi
     ln -sfn "${dir}/${name}" "${ROOT}/_output/tools/${name}"
@@ -33,3 +39,12 @@ build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes "${k
 # The garbage collector and the namespace controller finish foreground and namespace deletes on the
 # management cluster, as they do on a real one.
 build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes "${kube_ldflags}"
+
+# The open-cluster-management work agent, which the e2e tests run in place of maestro-agent. Its own
+# module keeps ocm's Kubernetes libraries out of hack/tools. The tests also read its AppliedManifestWork
+# CRD from the module cache, so the module stays downloaded when the binary is already built.
+ocm_tools="${ROOT}/hack/ocm-agent"
+ocm_version=$(version_of open-cluster-management.io/ocm "${ocm_tools}")
+build ocm-work-agent open-cluster-management.io/ocm/cmd/work open-cluster-management.io/ocm \
+    "-X open-cluster-management.io/ocm/pkg/version.versionFromGit=${ocm_version}" "${ocm_tools}"
+(cd "${ocm_tools}" && go mod download open-cluster-management.io/ocm)
