@@ -82,7 +82,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How often the agent sends the source the bundle generations it holds, besides on every connect. It is also the agent's heartbeat.")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "How many bundles are applied, and how many statuses built, at once.")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS,
-		"Requests per second the agent may make to the management cluster. A bundle costs a few (its record, a read and a write per manifest); the OCM work agent's 50 limits delivery to about 20 bundles/s.")
+		"Requests per second the agent may make to the management cluster. A bundle costs about a write per manifest (its record is written together with other bundles'); the OCM work agent's 50 would hold delivery to 50 manifests/s.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Requests the agent may make at once above --kube-api-qps.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
 		"host:port to serve /metrics, /healthz and /readyz (connected to the broker) on over HTTP; 0 serves none.")

@@ -123,6 +123,7 @@ func New(opts Options) (*Agent, error) {
 	if a.watcher, err = NewWatcher(opts.Kube, a.reportStatus); err != nil {
 		return nil, err
 	}
+	applier.cached = a.watcher.cachedOwned
 	return a, nil
 }
 
@@ -142,6 +143,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithValues("consumer", a.opts.Consumer, "source", a.opts.Source)
 	ctx = klog.NewContext(ctx, logger)
 	a.logger = logger
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	recordsCtx, stopRecords := context.WithCancel(ctx)
+	defer stopRecords()
+	// One loop writes the records, for restore's migration of old ones first and then for the workers.
+	wg.Go(func() { a.records.run(recordsCtx) })
 	if err := a.restore(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -171,7 +178,6 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	a.client = client
 
-	var wg sync.WaitGroup
 	wg.Go(func() { a.watcher.Run(ctx, a.opts.Workers) })
 	for range a.opts.Workers {
 		wg.Go(func() { wait.UntilWithContext(ctx, a.runWorker, time.Second) })
@@ -205,6 +211,9 @@ func (a *Agent) restore(ctx context.Context) error {
 		if err == nil {
 			var unreadable []error
 			if specs, unreadable, err = a.records.load(ctx); err == nil {
+				err = a.records.migrate(ctx, specs)
+			}
+			if err == nil {
 				for _, err := range unreadable {
 					logger.Error(err, "Ignoring a bundle record that cannot be read; delete it or repair it")
 				}

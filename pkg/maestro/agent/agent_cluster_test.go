@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -291,12 +291,12 @@ func testAgent(t *testing.T, mc *framework.ManagementCluster) {
 			t.Errorf("%s %s carries bundle label %q, want %q", o.gvr.Resource, o.name, got, id)
 		}
 	}
-	record, err := mc.Kube.CoreV1().Secrets(s.opts.StateNamespace).Get(t.Context(), recordName(id), metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("the bundle's record: %v", err)
+	holder, raw := findRecord(t, mc, s.opts.StateNamespace, id)
+	if holder == nil {
+		t.Fatal("the bundle has no record")
 	}
-	if string(record.Data[recordKeyGeneration]) != "1" || record.Labels[ConsumerLabel] != consumer {
-		t.Errorf("the record holds generation %q, labels %v", record.Data[recordKeyGeneration], record.Labels)
+	if recorded, err := decodeRecord(id, raw); err != nil || recorded.generation != 1 || holder.Labels[ConsumerLabel] != consumer {
+		t.Errorf("the record holds generation %d (%v), labels %v", recorded.generation, err, holder.Labels)
 	}
 
 	// Update.
@@ -368,8 +368,8 @@ func testAgent(t *testing.T, mc *framework.ManagementCluster) {
 	}
 	// The record goes right after the Deleted status is published: it may take a moment more.
 	err = wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := mc.Kube.CoreV1().Secrets(s.opts.StateNamespace).Get(ctx, recordName(id), metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
+		holder, _ := findRecord(t, mc, s.opts.StateNamespace, id)
+		return holder == nil, nil
 	})
 	if err != nil {
 		t.Errorf("the record of the deleted bundle is still there: %v", err)
@@ -446,6 +446,21 @@ func testAgent(t *testing.T, mc *framework.ManagementCluster) {
 		return (e.EventType() == protocol.StatusUpdateRequest || e.EventType() == protocol.StatusResyncResponse) &&
 			statusOf(t, e.EventType(), kept, observed(ConditionAvailable, metav1.ConditionFalse, 4))(e)
 	})
+}
+
+// findRecord returns the record Secret that holds the record of bundle id, and the record; nil if none does.
+func findRecord(t *testing.T, mc *framework.ManagementCluster, namespace, id string) (*corev1.Secret, []byte) {
+	t.Helper()
+	list, err := mc.Kube.CoreV1().Secrets(namespace).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		if raw, ok := list.Items[i].Data[id]; ok && list.Items[i].Type == RecordType {
+			return &list.Items[i], raw
+		}
+	}
+	return nil, nil
 }
 
 // counter returns how many events were refused for reason.

@@ -27,6 +27,9 @@ import (
 type Applier struct {
 	client dynamic.Interface
 	mapper *restMapper
+	// cached, when set, answers the read before a server-side apply from the agent's informers; the
+	// management cluster is asked only while they have not synced.
+	cached func(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool)
 
 	mu sync.Mutex
 	// bundles remembers what this process applied per bundle: the newest generation, and every resource the
@@ -127,7 +130,7 @@ func (a *Applier) Apply(ctx context.Context, bundleID string, generation int64, 
 			continue
 		}
 		strategies[i], results[i].Strategy = st, st.typ
-		obj, err := a.get(ctx, m)
+		obj, err := a.read(ctx, m, st)
 		if err != nil {
 			results[i].Err = fmt.Errorf("reading %s: %w", describeMeta(m.meta), err)
 			continue
@@ -270,6 +273,19 @@ func mergeForUpdate(desired, existing *unstructured.Unstructured) *unstructured.
 		}
 	}
 	return obj
+}
+
+// read returns what an apply needs to know of the object a manifest names before writing it. A
+// server-side apply needs only the bundle marks of an object it overwrites, to refuse an older generation
+// and another bundle's object, and the informers hold every marked object: a missing object and an
+// unmarked one are alike to it. The other strategies need the object as it is, and get it.
+func (a *Applier) read(ctx context.Context, m manifest, st strategy) (*unstructured.Unstructured, error) {
+	if st.typ == protocol.UpdateStrategyServerSideApply && a.cached != nil {
+		if obj, ok := a.cached(m.gvr, m.meta.Namespace, m.object.GetName()); ok {
+			return obj, nil
+		}
+	}
+	return a.get(ctx, m)
 }
 
 // get reads the object a manifest names; nil if it does not exist.

@@ -6,7 +6,8 @@
 // The pieces:
 //   - Agent speaks the protocol: it takes spec events, applies and deletes bundles one at a time per
 //     bundle, sends status events with growing sequence IDs, resyncs with the source on every connect and
-//     every interval, and records each bundle it holds in a Secret so that a restart loses nothing.
+//     every interval, and records each bundle it holds in Secrets shared by many bundles (record.go), so
+//     that a restart loses nothing.
 //   - Applier writes a bundle's manifests (server-side apply by default; Update, CreateOnly and ReadOnly on
 //     request), refuses a generation older than the one already applied, and deletes a bundle's objects.
 //   - BuildStatus and FeedbackValues turn the objects as they are into a status, as the OCM work agent
@@ -17,7 +18,8 @@
 // Every object the agent writes carries the label BundleLabel (the bundle's resource ID) and the annotation
 // GenerationAnnotation (the bundle generation that wrote it). The labels are how the agent finds its own
 // objects again after a restart, including objects a later generation of the bundle no longer lists; the
-// annotation is how it refuses to go back to an older generation.
+// annotation is how it refuses to go back to an older generation. The Watcher's informers hold every
+// labelled object, so an apply reads them there, not from the management cluster.
 //
 // It imports nothing of the server (apiserver, registry, admission, controller) nor apis/: only
 // pkg/maestro/protocol, pkg/maestro/transport, client-go and component-base's metrics, so the agent

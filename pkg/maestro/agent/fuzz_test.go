@@ -172,47 +172,38 @@ func FuzzDecodeManifests(f *testing.F) {
 	})
 }
 
-// FuzzDecodeRecord reads the Secrets the agent records its bundles in, which anyone with access to the
-// state namespace can write. A record that reads is written back the same.
+// FuzzDecodeRecord reads the records the agent keeps in Secrets, which anyone with access to the state
+// namespace can write. A record that reads is written back the same.
 func FuzzDecodeRecord(f *testing.F) {
 	bundle, err := json.Marshal(&protocol.ManifestBundle{Manifests: []json.RawMessage{json.RawMessage(`{"kind":"ConfigMap"}`)}})
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add("55c61e54-a3f6-563d-9fec-b1fe297bdfdb", "3", "false", bundle, true)
-	f.Add("r", "0", "true", []byte(nil), false)
-	f.Add("r", "+1", "T", []byte(`{"manifests":[" {}"]}`), true)
-	f.Add("-r", "9223372036854775807", "0", []byte(`{"manifests":null}`), true)
-	f.Fuzz(func(t *testing.T, id, generation, deleting string, bundle []byte, hasBundle bool) {
-		data := map[string][]byte{
-			recordKeyResourceID: []byte(id),
-			recordKeyGeneration: []byte(generation),
-			recordKeyDeleting:   []byte(deleting),
-		}
-		if hasBundle {
-			data[recordKeyBundle] = bundle
-		}
-		gotID, s, err := decodeRecord(data)
+	f.Add("55c61e54-a3f6-563d-9fec-b1fe297bdfdb", []byte(`{"generation":3,"bundle":`+string(bundle)+`}`))
+	f.Add("r", []byte(`{"generation":0,"deleting":true}`))
+	f.Add("r", []byte(`{"generation":1,"deleting":"T","bundle":{"manifests":[" {}"]}}`))
+	f.Add("-r", []byte(`{"generation":9223372036854775807,"bundle":{"manifests":null}}`))
+	f.Fuzz(func(t *testing.T, id string, raw []byte) {
+		s, err := decodeRecord(id, raw)
 		if err != nil {
 			return
 		}
-		if gotID != id || s.generation < 0 || (s.bundle == nil && !s.deleting) {
-			t.Fatalf("decodeRecord(%q) = %q, %+v", data, gotID, s)
+		if s.generation < 0 || (s.bundle == nil && !s.deleting) {
+			t.Fatalf("decodeRecord(%q, %q) = %+v", id, raw, s)
 		}
-		encoded, err := encodeRecord(gotID, s)
+		encoded, err := encodeRecord(s)
 		if err != nil {
 			t.Fatalf("a record that reads cannot be written: %v", err)
 		}
-		againID, again, err := decodeRecord(encoded)
+		again, err := decodeRecord(id, encoded)
 		if err != nil {
 			t.Fatalf("a record written from one that reads does not read: %v", err)
 		}
-		reencoded, err := encodeRecord(againID, again)
+		reencoded, err := encodeRecord(again)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if againID != gotID || again.generation != s.generation || again.deleting != s.deleting ||
-			!bytes.Equal(encoded[recordKeyBundle], reencoded[recordKeyBundle]) {
+		if again.generation != s.generation || again.deleting != s.deleting || !bytes.Equal(encoded, reencoded) {
 			t.Fatalf("the record changed when written and read:\n%q\n%q", encoded, reencoded)
 		}
 	})

@@ -76,7 +76,7 @@ func (a *Agent) receiveSpec(e protocol.Event) (string, error) {
 	id := e.ResourceID()
 	err := validateBundleID(id)
 	if err == nil {
-		err = validateRecordName(id)
+		err = validateRecordKey(id)
 	}
 	if err != nil {
 		return "invalid_resource_id", err

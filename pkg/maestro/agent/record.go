@@ -4,58 +4,188 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation"
-	applycorev1 "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 )
 
-// The agent remembers its bundles across restarts in one Secret per bundle, in its state namespace:
-// a Secret because a bundle may carry secrets, and on the management cluster because that is the one
-// store that outlives the agent's pod.
+// The agent remembers its bundles across restarts in Secrets of its state namespace: a Secret because a
+// bundle may carry secrets, and on the management cluster because that is the one store that outlives
+// the agent's pod. A Secret holds the records of many bundles, one data key each (the resource ID), and
+// the records that workers wait for go out together, one request per Secret: recording a bundle costs
+// a fraction of a request, where one Secret per bundle cost a request each.
 const (
-	// RecordType is the type of the Secrets that record bundles.
-	RecordType corev1.SecretType = "maestro.aro.azure.com/bundle-record"
-	// ConsumerLabel and SourceLabel mark a record with the agent that wrote it, so that two agents
+	// RecordType is the type of the Secrets that hold bundle records.
+	RecordType corev1.SecretType = "maestro.aro.azure.com/bundle-records"
+	// ConsumerLabel and SourceLabel mark a record Secret with the agent that wrote it, so that two agents
 	// sharing a state namespace do not read each other's.
 	ConsumerLabel = "maestro.aro.azure.com/consumer"
 	SourceLabel   = "maestro.aro.azure.com/source"
 
-	recordPrefix = "bundle-"
+	// recordsPrefix starts the name of a record Secret; a random suffix ends it.
+	recordsPrefix = "bundle-records-"
+	// maxRecordsBytes is how full a Secret gets before new records go to another: a quarter of the 1 MiB
+	// a Secret may hold, so that rewriting one stays cheap for the API server and etcd. A larger record
+	// gets a Secret of its own.
+	maxRecordsBytes = 256 << 10
 
-	recordKeyResourceID = "resourceID"
-	recordKeyGeneration = "generation"
-	recordKeyDeleting   = "deleting"
-	recordKeyBundle     = "bundle"
+	// Earlier agents wrote one Secret per bundle, of legacyRecordType and named legacyPrefix+<resource
+	// ID>, with these keys. The agent reads them once and moves them into its record Secrets.
+	legacyRecordType    corev1.SecretType = "maestro.aro.azure.com/bundle-record"
+	legacyPrefix                          = "bundle-"
+	legacyKeyResourceID                   = "resourceID"
+	legacyKeyGeneration                   = "generation"
+	legacyKeyDeleting                     = "deleting"
+	legacyKeyBundle                       = "bundle"
 )
 
-// recordName is the name of the Secret that records a bundle.
-func recordName(bundleID string) string { return recordPrefix + bundleID }
-
-// validateRecordName checks that a bundle can be recorded: Maestro's resource IDs are UUIDs, which can.
-func validateRecordName(bundleID string) error {
-	if errs := validation.IsDNS1123Subdomain(recordName(bundleID)); len(errs) > 0 {
-		return fmt.Errorf("bundle resource ID %q cannot name its record %q: %v", bundleID, recordName(bundleID), errs)
+// validateRecordKey checks that a bundle can be recorded: its resource ID keys its record, and names a
+// Secret of its own for agents before this one. Maestro's resource IDs are UUIDs, which can.
+func validateRecordKey(bundleID string) error {
+	if errs := validation.IsDNS1123Subdomain(legacyPrefix + bundleID); len(errs) > 0 {
+		return fmt.Errorf("bundle resource ID %q cannot key its record: %v", bundleID, errs)
 	}
 	return nil
 }
 
-// records reads and writes the records of one agent.
+// record is how a bundle's spec is written in its Secret; the resource ID is its key.
+type record struct {
+	Generation int64                    `json:"generation"`
+	Deleting   bool                     `json:"deleting,omitempty"`
+	Bundle     *protocol.ManifestBundle `json:"bundle,omitempty"`
+}
+
+func encodeRecord(s spec) ([]byte, error) {
+	return json.Marshal(record{Generation: s.generation, Deleting: s.deleting, Bundle: s.bundle})
+}
+
+// decodeRecord reads the record of bundleID; anyone who may write Secrets in the state namespace can
+// write one, so it is checked as the agent checks an event.
+func decodeRecord(bundleID string, raw []byte) (spec, error) {
+	if err := validateBundleID(bundleID); err != nil {
+		return spec{}, err
+	}
+	if err := validateRecordKey(bundleID); err != nil {
+		return spec{}, err
+	}
+	var r record
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return spec{}, fmt.Errorf("the record of bundle %s is not JSON: %w", bundleID, err)
+	}
+	if r.Generation < 0 {
+		return spec{}, fmt.Errorf("the record of bundle %s has generation %d", bundleID, r.Generation)
+	}
+	if r.Bundle != nil {
+		if err := r.Bundle.Validate(); err != nil {
+			return spec{}, fmt.Errorf("the record of bundle %s: %w", bundleID, err)
+		}
+	} else if !r.Deleting {
+		return spec{}, fmt.Errorf("the record of bundle %s, to apply, has no bundle", bundleID)
+	}
+	return spec{generation: r.Generation, deleting: r.Deleting, bundle: r.Bundle}, nil
+}
+
+// decodeLegacyRecord reads the one-bundle Secret of an earlier agent.
+func decodeLegacyRecord(data map[string][]byte) (string, spec, error) {
+	id := string(data[legacyKeyResourceID])
+	if err := validateBundleID(id); err != nil {
+		return "", spec{}, err
+	}
+	var s spec
+	var err error
+	if s.generation, err = strconv.ParseInt(string(data[legacyKeyGeneration]), 10, 64); err != nil || s.generation < 0 {
+		return "", spec{}, fmt.Errorf("%s is %q, not a generation", legacyKeyGeneration, data[legacyKeyGeneration])
+	}
+	if s.deleting, err = strconv.ParseBool(string(data[legacyKeyDeleting])); err != nil {
+		return "", spec{}, fmt.Errorf("%s is %q, not true or false", legacyKeyDeleting, data[legacyKeyDeleting])
+	}
+	if raw, ok := data[legacyKeyBundle]; ok {
+		s.bundle = &protocol.ManifestBundle{}
+		if err := json.Unmarshal(raw, s.bundle); err != nil {
+			return "", spec{}, fmt.Errorf("%s is not a ManifestBundle: %w", legacyKeyBundle, err)
+		}
+		if err := s.bundle.Validate(); err != nil {
+			return "", spec{}, fmt.Errorf("%s: %w", legacyKeyBundle, err)
+		}
+	} else if !s.deleting {
+		return "", spec{}, fmt.Errorf("a bundle to apply has no %s", legacyKeyBundle)
+	}
+	return id, s, nil
+}
+
+// newerRecord says whether x supersedes y, two records of one bundle found in two Secrets (a move to
+// another Secret is written before the old copy is removed): the newer generation, and at the same
+// generation the deletion, which is final.
+func newerRecord(x, y spec) bool {
+	if x.generation != y.generation {
+		return x.generation > y.generation
+	}
+	return x.deleting && !y.deleting
+}
+
+// records reads and writes the records of one agent. save and remove return once the change is on the
+// management cluster; changes that wait at the same time are written together, by run.
 type records struct {
 	client    kubernetes.Interface
 	namespace string
 	labels    map[string]string
+	maxBytes  int
+
+	mu sync.Mutex
+	// pending are the changes that no write has taken yet, by bundle; kick wakes run.
+	pending map[string]*recordChange
+	kick    chan struct{}
+
+	// stateMu guards what the Secrets hold, as the last write or load left it.
+	stateMu sync.Mutex
+	held    map[string]*placement
+	// used is the bytes of data in each record Secret, by name.
+	used map[string]int
+	// legacy are the one-bundle Secrets of an earlier agent that load found, by bundle.
+	legacy map[string]string
+}
+
+// recordChange is a record to write, or with data nil one to remove, and those who wait for it.
+type recordChange struct {
+	data []byte
+	done chan struct{}
+	err  error
+}
+
+// placement is where the record of a bundle is: secrets[0] holds it, taking size bytes; any other
+// holds an older copy, left by a move to another Secret (written before the copy is removed) or a
+// restart in between, which the removal of the record removes too.
+type placement struct {
+	secrets []string
+	size    int
 }
 
 func newRecords(client kubernetes.Interface, namespace, consumer, source string) *records {
-	return &records{client: client, namespace: namespace, labels: map[string]string{ConsumerLabel: consumer, SourceLabel: source}}
+	return &records{
+		client:    client,
+		namespace: namespace,
+		labels:    map[string]string{ConsumerLabel: consumer, SourceLabel: source},
+		maxBytes:  maxRecordsBytes,
+		pending:   map[string]*recordChange{},
+		kick:      make(chan struct{}, 1),
+		held:      map[string]*placement{},
+		used:      map[string]int{},
+		legacy:    map[string]string{},
+	}
 }
 
 // ensureNamespace creates the state namespace unless it exists.
@@ -74,97 +204,360 @@ func (r *records) ensureNamespace(ctx context.Context) error {
 	return nil
 }
 
-// save writes the record of a bundle, whole: server-side apply drops the keys it no longer lists.
+// save records s as the bundle's spec and returns once it is written.
 func (r *records) save(ctx context.Context, bundleID string, s spec) error {
-	data, err := encodeRecord(bundleID, s)
+	data, err := encodeRecord(s)
 	if err != nil {
-		return err
+		return fmt.Errorf("encoding bundle %s generation %d for its record: %w", bundleID, s.generation, err)
 	}
-	secret := applycorev1.Secret(recordName(bundleID), r.namespace).
-		WithLabels(r.labels).
-		WithType(RecordType).
-		WithData(data)
-	if _, err := r.client.CoreV1().Secrets(r.namespace).Apply(ctx, secret, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+	if err := r.change(ctx, bundleID, data); err != nil {
 		return fmt.Errorf("recording bundle %s generation %d: %w", bundleID, s.generation, err)
 	}
 	return nil
 }
 
-// remove deletes the record of a bundle; a record already gone is fine.
+// remove deletes the record of a bundle and returns once it is gone; a record already gone is fine.
 func (r *records) remove(ctx context.Context, bundleID string) error {
-	err := r.client.CoreV1().Secrets(r.namespace).Delete(ctx, recordName(bundleID), metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
+	if err := r.change(ctx, bundleID, nil); err != nil {
 		return fmt.Errorf("deleting the record of bundle %s: %w", bundleID, err)
 	}
 	return nil
 }
 
-// load returns the bundles this agent recorded. A record it cannot read is returned as an error beside
-// the others, and left in place for a person to look at.
+// change hands a change to run and waits until it is written. A change not taken yet is replaced by a
+// newer one of the same bundle, whose write answers both.
+func (r *records) change(ctx context.Context, bundleID string, data []byte) error {
+	r.mu.Lock()
+	c := r.pending[bundleID]
+	if c == nil {
+		c = &recordChange{done: make(chan struct{})}
+		r.pending[bundleID] = c
+	}
+	c.data = data
+	r.mu.Unlock()
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+	select {
+	case <-c.done:
+		return c.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// run writes the pending changes until ctx ends. It writes as soon as a change comes, and the changes
+// that come while it writes gather for the next write: no timer delays a change, and under load many
+// changes share a request.
+func (r *records) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			r.mu.Lock()
+			for id, c := range r.pending {
+				c.err = ctx.Err()
+				close(c.done)
+				delete(r.pending, id)
+			}
+			r.mu.Unlock()
+			return
+		case <-r.kick:
+		}
+		r.mu.Lock()
+		batch := r.pending
+		r.pending = map[string]*recordChange{}
+		r.mu.Unlock()
+		if len(batch) > 0 {
+			r.write(ctx, batch)
+		}
+	}
+}
+
+// secretWrite is what one request does to one record Secret; name is empty for a Secret to create.
+type secretWrite struct {
+	name   string
+	set    map[string][]byte
+	remove []string
+	// bytes is what the Secret will hold, for the records placed after.
+	bytes int
+}
+
+// write writes a batch of changes, one request per Secret it touches, and tells each change how it
+// went: a change succeeds when every request it needs does.
+func (r *records) write(ctx context.Context, batch map[string]*recordChange) {
+	r.stateMu.Lock()
+	defer r.stateMu.Unlock()
+	writes, needs := r.plan(batch)
+	failed := map[*secretWrite]error{}
+	for _, w := range writes {
+		name, err := r.request(ctx, w)
+		if err != nil {
+			klog.FromContext(ctx).Info("Writing bundle records failed; the bundles retry", "secret", w.name, "err", err.Error())
+			failed[w] = err
+		}
+		w.name = name
+	}
+	for id, c := range batch {
+		for _, w := range needs[id] {
+			if c.err == nil {
+				c.err = failed[w]
+			}
+		}
+		if c.err == nil {
+			r.commit(id, c.data, needs[id])
+		}
+		close(c.done)
+	}
+}
+
+// plan decides the requests for a batch, and which requests each change needs. A record stays in its
+// Secret while that fits; else it goes, like a new record, to a Secret the batch writes already, else
+// to the one with the most room, else to a new one: a batch of new bundles is mostly one request. A
+// removal removes every copy.
+func (r *records) plan(batch map[string]*recordChange) ([]*secretWrite, map[string][]*secretWrite) {
+	var writes []*secretWrite
+	byName := map[string]*secretWrite{}
+	writeTo := func(name string) *secretWrite {
+		if w := byName[name]; w != nil {
+			return w
+		}
+		w := &secretWrite{name: name, set: map[string][]byte{}, bytes: r.used[name]}
+		byName[name] = w
+		writes = append(writes, w)
+		return w
+	}
+	needs := map[string][]*secretWrite{}
+	for _, id := range slices.Sorted(maps.Keys(batch)) {
+		c, p := batch[id], r.held[id]
+		if c.data == nil {
+			if p != nil {
+				for _, name := range p.secrets {
+					w := writeTo(name)
+					w.remove = append(w.remove, id)
+					needs[id] = append(needs[id], w)
+				}
+			}
+			continue
+		}
+		size := len(id) + len(c.data)
+		if p != nil {
+			if w := writeTo(p.secrets[0]); w.bytes-p.size+size <= r.maxBytes || len(p.secrets) == 1 && w.bytes == p.size {
+				w.set[id] = c.data
+				w.bytes += size - p.size
+				needs[id] = []*secretWrite{w}
+				continue
+			}
+		}
+		var to *secretWrite
+		for _, w := range writes {
+			if w.bytes+size <= r.maxBytes && (p == nil || w.name != p.secrets[0]) {
+				to = w
+				break
+			}
+		}
+		if to == nil {
+			roomiest := ""
+			for _, name := range slices.Sorted(maps.Keys(r.used)) {
+				if byName[name] == nil && r.used[name]+size <= r.maxBytes && (roomiest == "" || r.used[name] < r.used[roomiest]) {
+					roomiest = name
+				}
+			}
+			if roomiest != "" {
+				to = writeTo(roomiest)
+			} else {
+				// A new Secret, named once created.
+				to = &secretWrite{set: map[string][]byte{}}
+				writes = append(writes, to)
+			}
+		}
+		to.set[id] = c.data
+		to.bytes += size
+		needs[id] = []*secretWrite{to}
+	}
+	return writes, needs
+}
+
+// commit learns where a change left a bundle's record.
+func (r *records) commit(id string, data []byte, needs []*secretWrite) {
+	if data == nil {
+		delete(r.held, id)
+		return
+	}
+	holder := needs[0].name
+	p := r.held[id]
+	if p == nil {
+		p = &placement{}
+		r.held[id] = p
+	}
+	// The Secret written now holds the record; the others, if any, an older copy.
+	p.secrets = append([]string{holder}, slices.DeleteFunc(p.secrets, func(s string) bool { return s == holder })...)
+	p.size = len(id) + len(data)
+}
+
+// request makes the request of one write: a Secret created, or patched, which is then deleted if the
+// patch left it empty. It returns the Secret's name.
+func (r *records) request(ctx context.Context, w *secretWrite) (string, error) {
+	secrets := r.client.CoreV1().Secrets(r.namespace)
+	if w.name == "" {
+		for attempt := 0; ; attempt++ {
+			secret := &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Name: recordsPrefix + utilrand.String(8), Namespace: r.namespace, Labels: r.labels},
+				Type:       RecordType,
+				Data:       w.set,
+			}
+			created, err := secrets.Create(ctx, secret, metav1.CreateOptions{FieldManager: FieldManager})
+			if apierrors.IsAlreadyExists(err) && attempt < 3 {
+				continue
+			}
+			if err != nil {
+				return "", err
+			}
+			r.used[created.Name] = bytesOf(created.Data)
+			return created.Name, nil
+		}
+	}
+	data := make(map[string]any, len(w.set)+len(w.remove))
+	for id, raw := range w.set {
+		data[id] = raw
+	}
+	for _, id := range w.remove {
+		data[id] = nil
+	}
+	patch, err := json.Marshal(map[string]any{"data": data})
+	if err != nil {
+		return w.name, err
+	}
+	patched, err := secrets.Patch(ctx, w.name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	switch {
+	case apierrors.IsNotFound(err) && len(w.set) == 0:
+		// Gone already: nothing to remove.
+		r.forgetSecret(w.name)
+		return w.name, nil
+	case apierrors.IsNotFound(err):
+		// Deleted behind the agent's back: the records of this batch go to another Secret when retried,
+		// those of bundles that do not change meanwhile are gone.
+		klog.FromContext(ctx).Error(err, "A record Secret was deleted by someone else; the bundles recorded in it are recorded again only when they change", "secret", w.name)
+		r.forgetSecret(w.name)
+		return w.name, err
+	case err != nil:
+		return w.name, err
+	}
+	r.used[w.name] = bytesOf(patched.Data)
+	if len(patched.Data) == 0 {
+		// The precondition keeps a Secret written meanwhile, by anyone.
+		err := secrets.Delete(ctx, w.name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &patched.ResourceVersion}})
+		if err == nil || apierrors.IsNotFound(err) {
+			delete(r.used, w.name)
+		}
+	}
+	return w.name, nil
+}
+
+// forgetSecret drops a record Secret that is gone.
+func (r *records) forgetSecret(name string) {
+	delete(r.used, name)
+	for id, p := range r.held {
+		if p.secrets[0] == name {
+			delete(r.held, id)
+			continue
+		}
+		p.secrets = slices.DeleteFunc(p.secrets, func(s string) bool { return s == name })
+	}
+}
+
+func bytesOf(data map[string][]byte) int {
+	n := 0
+	for k, v := range data {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
+// load returns the bundles this agent recorded, and learns where their records are. A record it cannot
+// read is returned as an error beside the others and left in place, for a person to look at, until a new
+// record of the same bundle replaces it. Records of earlier agents are returned too; migrate moves them.
 func (r *records) load(ctx context.Context) (map[string]spec, []error, error) {
 	list, err := r.client.CoreV1().Secrets(r.namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(r.labels).String()})
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing the bundle records in %s: %w", r.namespace, err)
 	}
+	r.stateMu.Lock()
+	defer r.stateMu.Unlock()
+	r.held, r.used, r.legacy = map[string]*placement{}, map[string]int{}, map[string]string{}
 	specs := map[string]spec{}
 	var errs []error
+	// In name order, so that which of two equal copies is kept does not depend on the list's order.
+	slices.SortFunc(list.Items, func(x, y corev1.Secret) int { return strings.Compare(x.Name, y.Name) })
 	for i := range list.Items {
 		secret := &list.Items[i]
-		if secret.Type != RecordType {
-			continue
+		switch secret.Type {
+		case RecordType:
+			r.used[secret.Name] = bytesOf(secret.Data)
+			for _, id := range slices.Sorted(maps.Keys(secret.Data)) {
+				s, err := decodeRecord(id, secret.Data[id])
+				if err != nil {
+					errs = append(errs, fmt.Errorf("bundle record %s in Secret %s/%s: %w", id, secret.Namespace, secret.Name, err))
+				}
+				size := len(id) + len(secret.Data[id])
+				p := r.held[id]
+				old, known := specs[id]
+				switch {
+				case p == nil:
+					// An unreadable record is placed too, so that a new record of the bundle replaces it.
+					r.held[id] = &placement{secrets: []string{secret.Name}, size: size}
+				case err == nil && (!known || newerRecord(s, old)):
+					p.secrets = append([]string{secret.Name}, p.secrets...)
+					p.size = size
+				default:
+					p.secrets = append(p.secrets, secret.Name)
+				}
+				if err == nil && (!known || newerRecord(s, old)) {
+					specs[id] = s
+				}
+			}
+		case legacyRecordType:
+			id, s, err := decodeLegacyRecord(secret.Data)
+			if err == nil && secret.Name != legacyPrefix+id {
+				err = fmt.Errorf("it records bundle %s, which is recorded as %s", id, legacyPrefix+id)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("bundle record %s/%s: %w", secret.Namespace, secret.Name, err))
+				continue
+			}
+			if old, known := specs[id]; !known || newerRecord(s, old) {
+				specs[id] = s
+			}
+			r.legacy[id] = secret.Name
 		}
-		id, s, err := decodeRecord(secret.Data)
-		if err == nil && secret.Name != recordName(id) {
-			err = fmt.Errorf("it records bundle %s, which is recorded as %s", id, recordName(id))
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("bundle record %s/%s: %w", secret.Namespace, secret.Name, err))
-			continue
-		}
-		specs[id] = s
 	}
 	return specs, errs, nil
 }
 
-func encodeRecord(bundleID string, s spec) (map[string][]byte, error) {
-	data := map[string][]byte{
-		recordKeyResourceID: []byte(bundleID),
-		recordKeyGeneration: []byte(strconv.FormatInt(s.generation, 10)),
-		recordKeyDeleting:   []byte(strconv.FormatBool(s.deleting)),
+// migrate moves the records of an earlier agent, one Secret per bundle, into record Secrets: written
+// there first, then deleted, so that a restart in between finds them in one place or both.
+func (r *records) migrate(ctx context.Context, specs map[string]spec) error {
+	if len(r.legacy) == 0 {
+		return nil
 	}
-	if s.bundle != nil {
-		raw, err := json.Marshal(s.bundle)
+	errs := make(chan error, len(r.legacy))
+	var wg sync.WaitGroup
+	for id := range r.legacy {
+		wg.Go(func() { errs <- r.save(ctx, id, specs[id]) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("encoding bundle %s for its record: %w", bundleID, err)
+			return err
 		}
-		data[recordKeyBundle] = raw
 	}
-	return data, nil
-}
-
-func decodeRecord(data map[string][]byte) (string, spec, error) {
-	id := string(data[recordKeyResourceID])
-	if err := validateBundleID(id); err != nil {
-		return "", spec{}, err
-	}
-	var s spec
-	var err error
-	if s.generation, err = strconv.ParseInt(string(data[recordKeyGeneration]), 10, 64); err != nil || s.generation < 0 {
-		return "", spec{}, fmt.Errorf("%s is %q, not a generation", recordKeyGeneration, data[recordKeyGeneration])
-	}
-	if s.deleting, err = strconv.ParseBool(string(data[recordKeyDeleting])); err != nil {
-		return "", spec{}, fmt.Errorf("%s is %q, not true or false", recordKeyDeleting, data[recordKeyDeleting])
-	}
-	if raw, ok := data[recordKeyBundle]; ok {
-		s.bundle = &protocol.ManifestBundle{}
-		if err := json.Unmarshal(raw, s.bundle); err != nil {
-			return "", spec{}, fmt.Errorf("%s is not a ManifestBundle: %w", recordKeyBundle, err)
+	for _, id := range slices.Sorted(maps.Keys(r.legacy)) {
+		err := r.client.CoreV1().Secrets(r.namespace).Delete(ctx, r.legacy[id], metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting the record of an earlier agent %s: %w", r.legacy[id], err)
 		}
-		if err := s.bundle.Validate(); err != nil {
-			return "", spec{}, fmt.Errorf("%s: %w", recordKeyBundle, err)
-		}
-	} else if !s.deleting {
-		return "", spec{}, fmt.Errorf("a bundle to apply has no %s", recordKeyBundle)
+		delete(r.legacy, id)
 	}
-	return id, s, nil
+	return nil
 }

@@ -141,6 +141,7 @@ func TestSequenceGrowsAcrossRestarts(t *testing.T) {
 }
 
 func TestRecordRoundTrip(t *testing.T) {
+	const id = "0b9e0d4c-1c36-4e7c-9d51-6f2b2c1f0a11"
 	bundle := &protocol.ManifestBundle{
 		Manifests:    []json.RawMessage{json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap"}`)},
 		DeleteOption: &protocol.DeleteOption{PropagationPolicy: protocol.DeletePropagationOrphan},
@@ -150,27 +151,55 @@ func TestRecordRoundTrip(t *testing.T) {
 		{generation: 8, bundle: bundle, deleting: true},
 		{generation: 1, deleting: true},
 	} {
-		data, err := encodeRecord("0b9e0d4c-1c36-4e7c-9d51-6f2b2c1f0a11", s)
+		data, err := encodeRecord(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, got, err := decodeRecord(data)
+		got, err := decodeRecord(id, data)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if id != "0b9e0d4c-1c36-4e7c-9d51-6f2b2c1f0a11" || !sameSpec(got, s) {
-			t.Errorf("decoded %s %+v, want %+v", id, got, s)
+		if !sameSpec(got, s) {
+			t.Errorf("decoded %+v, want %+v", got, s)
 		}
 	}
 
+	bad := []struct {
+		id  string
+		raw string
+	}{
+		{id, `{"generation":"one","bundle":{}}`},
+		{id, `{"generation":1}`},
+		{id, `{"generation":1,"bundle":{"manifests":[1]}}`},
+		{id, `{"generation":-1,"deleting":true}`},
+		{id, `not JSON`},
+		{"", `{"generation":1,"deleting":true}`},
+		{"Not_A_UID", `{"generation":1,"deleting":true}`},
+	}
+	for _, b := range bad {
+		if _, err := decodeRecord(b.id, []byte(b.raw)); err == nil {
+			t.Errorf("a damaged record decoded: %s %s", b.id, b.raw)
+		}
+	}
+}
+
+func TestLegacyRecord(t *testing.T) {
+	const id = "0b9e0d4c-1c36-4e7c-9d51-6f2b2c1f0a11"
+	got, s, err := decodeLegacyRecord(map[string][]byte{
+		legacyKeyResourceID: []byte(id), legacyKeyGeneration: []byte("3"), legacyKeyDeleting: []byte("false"),
+		legacyKeyBundle: []byte(`{"manifests":[{"apiVersion":"v1","kind":"ConfigMap"}]}`),
+	})
+	if err != nil || got != id || s.generation != 3 || s.deleting || len(s.bundle.Manifests) != 1 {
+		t.Errorf("decoded %s %+v, %v", got, s, err)
+	}
 	bad := []map[string][]byte{
-		{recordKeyResourceID: []byte("x"), recordKeyGeneration: []byte("one"), recordKeyDeleting: []byte("false"), recordKeyBundle: []byte(`{}`)},
-		{recordKeyResourceID: []byte("x"), recordKeyGeneration: []byte("1"), recordKeyDeleting: []byte("false")},
-		{recordKeyResourceID: []byte("x"), recordKeyGeneration: []byte("1"), recordKeyDeleting: []byte("false"), recordKeyBundle: []byte(`{"manifests":[1]}`)},
-		{recordKeyGeneration: []byte("1"), recordKeyDeleting: []byte("true")},
+		{legacyKeyResourceID: []byte("x"), legacyKeyGeneration: []byte("one"), legacyKeyDeleting: []byte("false"), legacyKeyBundle: []byte(`{}`)},
+		{legacyKeyResourceID: []byte("x"), legacyKeyGeneration: []byte("1"), legacyKeyDeleting: []byte("false")},
+		{legacyKeyResourceID: []byte("x"), legacyKeyGeneration: []byte("1"), legacyKeyDeleting: []byte("false"), legacyKeyBundle: []byte(`{"manifests":[1]}`)},
+		{legacyKeyGeneration: []byte("1"), legacyKeyDeleting: []byte("true")},
 	}
 	for _, data := range bad {
-		if _, _, err := decodeRecord(data); err == nil {
+		if _, _, err := decodeLegacyRecord(data); err == nil {
 			t.Errorf("a damaged record decoded: %q", data)
 		}
 	}

@@ -281,6 +281,28 @@ func (w *Watcher) sourcesLocked(applied []AppliedResource) map[protocol.Manifest
 	return sources
 }
 
+// cachedOwned returns, from the informers, the object of a resource that some bundle owns (labelled
+// BundleLabel), nil if none of that name is; ok is false while the resource's informer has not listed
+// its objects yet, which this call starts if needed. It is how the Applier reads before it applies
+// without a request to the management cluster.
+func (w *Watcher) cachedOwned(gvr schema.GroupVersionResource, namespace, name string) (obj *unstructured.Unstructured, ok bool) {
+	w.mu.Lock()
+	w.watchOwnedLocked(gvr)
+	informer := w.owned.ForResource(gvr).Informer()
+	w.mu.Unlock()
+	if !informer.HasSynced() {
+		return nil, false
+	}
+	item, exists, err := informer.GetStore().GetByKey(cache.NewObjectName(namespace, name).String())
+	if err != nil {
+		return nil, false
+	}
+	if !exists {
+		return nil, true
+	}
+	return item.(*unstructured.Unstructured), true
+}
+
 // watchOwnedLocked makes sure the labelled objects of a resource are watched.
 func (w *Watcher) watchOwnedLocked(gvr schema.GroupVersionResource) {
 	if w.handled.Has(gvr) {

@@ -1,0 +1,298 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
+)
+
+const recordsNamespace = "maestro-agent"
+
+// startRecords runs a record store of consumer mc-1 on client until the test ends, as the agent does
+// after load.
+func startRecords(t *testing.T, client *fake.Clientset) *records {
+	t.Helper()
+	r := newRecords(client, recordsNamespace, testConsumer, testSource)
+	if _, _, err := r.load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return r
+}
+
+// loadRecords reads the records as a restarted agent would.
+func loadRecords(t *testing.T, client *fake.Clientset) map[string]spec {
+	t.Helper()
+	specs, unreadable, err := newRecords(client, recordsNamespace, testConsumer, testSource).load(t.Context())
+	if err != nil || len(unreadable) > 0 {
+		t.Fatalf("load: %v %v", err, unreadable)
+	}
+	return specs
+}
+
+func recordSecrets(t *testing.T, client *fake.Clientset) []corev1.Secret {
+	t.Helper()
+	list, err := client.CoreV1().Secrets(recordsNamespace).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+func bundleOfSize(n int) *protocol.ManifestBundle {
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = 'x'
+	}
+	raw, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"x": string(data)}})
+	return &protocol.ManifestBundle{Manifests: []json.RawMessage{raw}}
+}
+
+func recordID(i int) string { return fmt.Sprintf("0b9e0d4c-1c36-4e7c-9d51-%012d", i) }
+
+// writes counts the requests that write record Secrets.
+func writes(client *fake.Clientset) int {
+	n := 0
+	for _, a := range client.Actions() {
+		if a.GetResource().Resource == "secrets" && a.GetVerb() != "list" && a.GetVerb() != "get" {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRecordsWaitingTogetherAreWrittenTogether(t *testing.T) {
+	client := fake.NewClientset()
+	r := startRecords(t, client)
+	// The first write is held until every other change waits, as a slow management cluster would.
+	blocked, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	client.PrependReactor("*", "secrets", func(clienttesting.Action) (bool, runtime.Object, error) {
+		once.Do(func() {
+			close(blocked)
+			<-release
+		})
+		return false, nil, nil
+	})
+	const bundles = 40
+	errs := make(chan error, bundles)
+	save := func(i int) { errs <- r.save(t.Context(), recordID(i), spec{generation: 1, bundle: bundleOfSize(100)}) }
+	go save(0)
+	<-blocked
+	for i := 1; i < bundles; i++ {
+		go save(i)
+	}
+	waitFor(t, "every change to wait", func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return len(r.pending) == bundles-1
+	})
+	close(release)
+	for range bundles {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := writes(client); n != 2 {
+		t.Errorf("%d bundles were recorded in %d requests, want 2: the first alone, then the rest together", bundles, n)
+	}
+	if specs := loadRecords(t, client); len(specs) != bundles {
+		t.Errorf("a restart finds %d records, want %d", len(specs), bundles)
+	}
+}
+
+func TestRecordsRestart(t *testing.T) {
+	client := fake.NewClientset()
+	r := startRecords(t, client)
+	ctx := t.Context()
+	orphan := &protocol.ManifestBundle{Manifests: bundleOfSize(10).Manifests,
+		DeleteOption: &protocol.DeleteOption{PropagationPolicy: protocol.DeletePropagationOrphan}}
+	want := map[string]spec{
+		recordID(1): {generation: 3, bundle: bundleOfSize(10)},
+		recordID(2): {generation: 5, bundle: orphan, deleting: true},
+		recordID(3): {generation: 1, deleting: true},
+	}
+	for id, s := range want {
+		if err := r.save(ctx, id, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.save(ctx, recordID(4), spec{generation: 1, bundle: bundleOfSize(10)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.remove(ctx, recordID(4)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.remove(ctx, recordID(5)); err != nil {
+		t.Errorf("removing a record that is not there: %v", err)
+	}
+	got := loadRecords(t, client)
+	if len(got) != len(want) {
+		t.Errorf("a restart finds %d records, want %d", len(got), len(want))
+	}
+	for id, s := range want {
+		if !sameSpec(got[id], s) {
+			t.Errorf("bundle %s: a restart finds %+v, want %+v", id, got[id], s)
+		}
+	}
+
+	// The last record gone, no Secret is left behind.
+	for id := range want {
+		if err := r.remove(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left := recordSecrets(t, client); len(left) != 0 {
+		t.Errorf("%d record Secrets are left once every record is removed", len(left))
+	}
+}
+
+func TestRecordsSpreadAndMove(t *testing.T) {
+	client := fake.NewClientset()
+	r := startRecords(t, client)
+	r.maxBytes = 2000
+	ctx := t.Context()
+	for i := range 10 {
+		if err := r.save(ctx, recordID(i), spec{generation: 1, bundle: bundleOfSize(400)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secrets := recordSecrets(t, client)
+	if len(secrets) < 3 {
+		t.Errorf("10 records of 500 bytes fit in %d Secrets of 2000", len(secrets))
+	}
+	for _, s := range secrets {
+		if n := bytesOf(s.Data); n > r.maxBytes {
+			t.Errorf("Secret %s holds %d bytes, more than %d", s.Name, n, r.maxBytes)
+		}
+		if s.Type != RecordType || s.Labels[ConsumerLabel] != testConsumer || s.Labels[SourceLabel] != testSource {
+			t.Errorf("Secret %s has type %s, labels %v", s.Name, s.Type, s.Labels)
+		}
+	}
+
+	// A record that outgrows its Secret moves; the restarted agent reads the new one, and removing it
+	// leaves no copy.
+	grown := spec{generation: 2, bundle: bundleOfSize(1500)}
+	if err := r.save(ctx, recordID(0), grown); err != nil {
+		t.Fatal(err)
+	}
+	if got := loadRecords(t, client)[recordID(0)]; !sameSpec(got, grown) {
+		t.Errorf("after a move a restart finds generation %d", got.generation)
+	}
+	if err := r.remove(ctx, recordID(0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, found := loadRecords(t, client)[recordID(0)]; found {
+		t.Error("a removed record that had moved is found again after a restart")
+	}
+}
+
+func TestRecordsLoadKeepsTheNewestCopy(t *testing.T) {
+	id := recordID(1)
+	encode := func(s spec) []byte {
+		raw, err := encodeRecord(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	secret := func(name string, data map[string][]byte) *corev1.Secret {
+		return &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: recordsNamespace, Labels: map[string]string{ConsumerLabel: testConsumer, SourceLabel: testSource}},
+			Type:       RecordType, Data: data,
+		}
+	}
+	newer := spec{generation: 4, bundle: bundleOfSize(10), deleting: true}
+	client := fake.NewClientset(
+		secret(recordsPrefix+"a", map[string][]byte{id: encode(newer), recordID(2): []byte("damaged")}),
+		secret(recordsPrefix+"b", map[string][]byte{id: encode(spec{generation: 4, bundle: bundleOfSize(10)})}),
+		secret(recordsPrefix+"c", map[string][]byte{id: encode(spec{generation: 3, bundle: bundleOfSize(10)})}),
+		// Another agent's records are not this one's.
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: recordsPrefix + "d", Namespace: recordsNamespace,
+			Labels: map[string]string{ConsumerLabel: "mc-2", SourceLabel: testSource}}, Type: RecordType,
+			Data: map[string][]byte{recordID(3): encode(spec{generation: 1, deleting: true})}},
+	)
+	r := newRecords(client, recordsNamespace, testConsumer, testSource)
+	specs, unreadable, err := r.load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) != 1 || !sameSpec(specs[id], newer) || len(unreadable) != 1 {
+		t.Fatalf("load found %+v and %v; want the deleting generation 4 and one unreadable record", specs, unreadable)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go r.run(ctx)
+	if err := r.remove(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.save(ctx, recordID(2), spec{generation: 1, deleting: true}); err != nil {
+		t.Fatal(err)
+	}
+	specs = loadRecords(t, client)
+	if _, found := specs[id]; found || len(specs) != 1 {
+		t.Errorf("after removing the record of %s a restart finds %+v: a copy was left", id, specs)
+	}
+}
+
+func TestRecordsMigrate(t *testing.T) {
+	id := recordID(1)
+	client := fake.NewClientset(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: legacyPrefix + id, Namespace: recordsNamespace,
+			Labels: map[string]string{ConsumerLabel: testConsumer, SourceLabel: testSource}},
+		Type: legacyRecordType,
+		Data: map[string][]byte{legacyKeyResourceID: []byte(id), legacyKeyGeneration: []byte("2"), legacyKeyDeleting: []byte("true"),
+			legacyKeyBundle: []byte(`{"manifests":[{"apiVersion":"v1","kind":"ConfigMap"}],"deleteOption":{"propagationPolicy":"Orphan"}}`)},
+	})
+	r := newRecords(client, recordsNamespace, testConsumer, testSource)
+	specs, _, err := r.load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go r.run(ctx)
+	if err := r.migrate(ctx, specs); err != nil {
+		t.Fatal(err)
+	}
+	got := loadRecords(t, client)[id]
+	if got.generation != 2 || !got.deleting || got.bundle.DeleteOption.PropagationPolicy != protocol.DeletePropagationOrphan {
+		t.Errorf("after the move a restart finds %+v", got)
+	}
+	for _, s := range recordSecrets(t, client) {
+		if s.Type != RecordType {
+			t.Errorf("Secret %s of type %s is left", s.Name, s.Type)
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
