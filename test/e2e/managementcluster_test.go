@@ -29,7 +29,7 @@ func TestManagementClusterShowsItsAgentAndLoad(t *testing.T) {
 
 	st.exampleClusterUp(t)
 	s.mustKubectl(t, "apply", "-f", filepath.Join(examplesDir, "20-nodepool.yaml"))
-	want := map[string]string{"HOSTED": "1/", "NODEPOOLS": "1", "CONNECTED": "True"}
+	want := map[string]string{"HOSTED": "1/", "NODEPOOLS": "2", "CONNECTED": "True"} // the example has two pools
 	var row map[string]string
 	err := wait.PollUntilContextTimeout(t.Context(), time.Second, 30*time.Second, true, func(context.Context) (bool, error) {
 		row = columns(t, s.mustKubectl(t, "get", "mc/mc-eastus-1"), "mc-eastus-1")
