@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -67,7 +68,12 @@ func (noAgents) SetSynced()                                                  {}
 // start runs the cluster controllers on the server's loopback client until ctx ends, with
 // informers of their own, which end with them. src is nil when Maestro is off.
 func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, catalog *versioncatalog.Catalog, src *source.Source) error {
-	client, err := versioned.NewForConfig(loopback)
+	// Protobuf on the loopback: the controllers' informers decode every watch event of every object, and
+	// protobuf decodes several times cheaper than JSON.
+	cfg := rest.CopyConfig(loopback)
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	client, err := versioned.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
