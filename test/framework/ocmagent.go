@@ -38,8 +38,8 @@ const (
 )
 
 // OCMMaxJSONRawLength is the --max-json-raw-length the tests (and the README) give the work agent: a
-// HostedCluster's version history is reported whole as one JSON value, about 250 bytes an entry, up to the
-// 100 entries its CRD allows. The agent's default, 1024 bytes, drops the value after about four upgrades.
+// HostedCluster's version history is reported whole as one JSON value that grows by about 200 bytes with
+// every upgrade. The agent's default, 1024 bytes, drops the value after about four upgrades.
 const OCMMaxJSONRawLength = 65536
 
 // OCMWorkAgentOptions say how the work agent reaches the broker, and as whom.
