@@ -90,6 +90,14 @@ func TestLiveness(t *testing.T) {
 	for _, a := range []*fakeAgent{quiet, periodic, empty} {
 		a.resync()
 		awaitConsumer(t, s, a.consumer, connected)
+		select {
+		case c := <-changes:
+			if c != a.consumer {
+				t.Errorf("the consumer handler was told of %s, want %s, which just connected", c, a.consumer)
+			}
+		case <-time.After(timeout):
+			t.Errorf("the consumer handler was not told that %s connected", a.consumer)
+		}
 	}
 	if err := s.Apply("mc-quiet", "uid-1", 1, testBundle(t, "one")); err != nil {
 		t.Fatal(err)
