@@ -131,8 +131,8 @@ func TestClusterBenchmark(t *testing.T) {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// clustersRound creates n clusters in namespace ns from 16 clients and waits, on a watch, until every one
-// is Succeeded.
+// clustersRound creates n clusters in namespace ns from 16 clients and waits, on a watch read while they
+// are created (a watch left unread is closed by the server), until every one is Succeeded.
 func clustersRound(t *testing.T, client versioned.Interface, ns string, n int) result {
 	t.Helper()
 	ctx := t.Context()
@@ -146,6 +146,31 @@ func clustersRound(t *testing.T, client versioned.Interface, ns string, n int) r
 	created := make([]time.Time, n)
 	var mu sync.Mutex
 	index := map[string]int{}
+	succeeded := make([]time.Duration, n)
+	done := map[string]bool{}
+	var last time.Time
+	allDone := make(chan struct{})
+	watchEnded := make(chan struct{})
+	go func() {
+		defer close(watchEnded)
+		for ev := range w.ResultChan() {
+			c, isCluster := ev.Object.(*v1alpha1.HCPCluster)
+			if ev.Type != watch.Modified || !isCluster || c.Status.ProvisioningState != v1alpha1.ProvisioningStateSucceeded {
+				continue
+			}
+			now := time.Now()
+			mu.Lock()
+			i, known := index[c.Name]
+			if known && !done[c.Name] {
+				done[c.Name], succeeded[i], last = true, now.Sub(created[i]), now
+				if len(done) == n {
+					close(allDone)
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+
 	start := time.Now()
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -170,30 +195,17 @@ func clustersRound(t *testing.T, client versioned.Interface, ns string, n int) r
 	if err, ok := failed.Load().(error); ok {
 		t.Fatalf("create: %v", err)
 	}
-
-	succeeded := make([]time.Duration, n)
-	done := map[string]bool{}
-	var last time.Time
-	deadline := time.After(15 * time.Minute)
-	for len(done) < n {
-		select {
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				t.Fatal("the watch ended")
-			}
-			c, isCluster := ev.Object.(*v1alpha1.HCPCluster)
-			if ev.Type != watch.Modified || !isCluster || done[c.Name] || c.Status.ProvisioningState != v1alpha1.ProvisioningStateSucceeded {
-				continue
-			}
-			now := time.Now()
-			mu.Lock()
-			i := index[c.Name]
-			mu.Unlock()
-			done[c.Name], succeeded[i], last = true, now.Sub(created[i]), now
-		case <-deadline:
-			t.Fatalf("only %d of %d clusters Succeeded within 15 minutes", len(done), n)
-		}
+	select {
+	case <-allDone:
+	case <-watchEnded:
+		t.Fatal("the watch ended")
+	case <-time.After(15 * time.Minute):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("only %d of %d clusters Succeeded within 15 minutes", len(done), n)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	slices.Sort(succeeded)
 	return result{count: n, elapsed: last.Sub(start), latencies: succeeded}
 }
