@@ -23,6 +23,10 @@ import (
 // The Agent and its life: New wires the parts, Run loads what the agent held before a restart, connects
 // and starts the loops of the other files; Ready tells /readyz how that went.
 
+// workersPerSlot is how many bundles a worker slot has taking turns at it: those beyond Workers wait for
+// their records, which go out together.
+const workersPerSlot = 4
+
 // closeTimeout bounds the goodbye to the broker when the agent stops.
 const closeTimeout = 5 * time.Second
 
@@ -43,7 +47,11 @@ type Agent struct {
 	watcher *Watcher
 	records *records
 	queue   workqueue.TypedRateLimitingInterface[string]
-	seq     *sequence
+	// slots holds a token for each bundle whose objects are being written or deleted: at most Workers.
+	// A bundle waits for its record without one, so that while a record write is out the next records
+	// gather, and the slots keep the management cluster as busy as Workers clients would.
+	slots chan struct{}
+	seq   *sequence
 
 	// Set once by Run, before any event arrives.
 	client *transport.Client
@@ -113,6 +121,7 @@ func New(opts Options) (*Agent, error) {
 		records:      newRecords(kube, opts.StateNamespace, opts.Consumer, opts.Source),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "maestro_agent_bundles"}),
+		slots:           make(chan struct{}, opts.Workers),
 		seq:             newSequence(time.Now()),
 		logger:          klog.Background(),
 		resyncNow:       make(chan struct{}, 1),
@@ -179,7 +188,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.client = client
 
 	wg.Go(func() { a.watcher.Run(ctx, a.opts.Workers) })
-	for range a.opts.Workers {
+	for range a.opts.Workers * workersPerSlot {
 		wg.Go(func() { wait.UntilWithContext(ctx, a.runWorker, time.Second) })
 	}
 	wg.Go(func() { a.runSpecResync(ctx) })

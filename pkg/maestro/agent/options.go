@@ -43,7 +43,8 @@ type Options struct {
 	// ResyncInterval is how often the agent sends the versions it holds besides on every connect; the
 	// source also takes it as the agent's heartbeat.
 	ResyncInterval time.Duration
-	// Workers is how many bundles are applied, and how many statuses built, at once.
+	// Workers is how many bundles are applied or deleted, and how many statuses built, at once; more
+	// bundles wait for their records meanwhile.
 	Workers int
 }
 

@@ -38,10 +38,14 @@ const (
 
 	// recordsPrefix starts the name of a record Secret; a random suffix ends it.
 	recordsPrefix = "bundle-records-"
-	// maxRecordsBytes is how full a Secret gets before new records go to another: a quarter of the 1 MiB
-	// a Secret may hold, so that rewriting one stays cheap for the API server and etcd. A larger record
+	// maxRecordsBytes bounds a record Secret, an eighth of the 1 MiB a Secret may hold: every write
+	// rewrites the whole Secret in the API server and etcd, so its cost grows with it. A larger record
 	// gets a Secret of its own.
-	maxRecordsBytes = 256 << 10
+	maxRecordsBytes = 128 << 10
+	// appendRecordsBytes is how full a Secret may be and still take new records from a later write.
+	// Beyond it new records go to a new Secret, whose create costs what they weigh: under load a batch
+	// of records is a Secret of its own, and only when few bundles come at a time do they share.
+	appendRecordsBytes = 32 << 10
 
 	// Earlier agents wrote one Secret per bundle, of legacyRecordType and named legacyPrefix+<resource
 	// ID>, with these keys. The agent reads them once and moves them into its record Secrets.
@@ -143,7 +147,8 @@ type records struct {
 	client    kubernetes.Interface
 	namespace string
 	labels    map[string]string
-	maxBytes  int
+	// maxBytes and appendBytes are maxRecordsBytes and appendRecordsBytes, smaller in tests.
+	maxBytes, appendBytes int
 
 	mu sync.Mutex
 	// pending are the changes that no write has taken yet, by bundle; kick wakes run.
@@ -176,15 +181,16 @@ type placement struct {
 
 func newRecords(client kubernetes.Interface, namespace, consumer, source string) *records {
 	return &records{
-		client:    client,
-		namespace: namespace,
-		labels:    map[string]string{ConsumerLabel: consumer, SourceLabel: source},
-		maxBytes:  maxRecordsBytes,
-		pending:   map[string]*recordChange{},
-		kick:      make(chan struct{}, 1),
-		held:      map[string]*placement{},
-		used:      map[string]int{},
-		legacy:    map[string]string{},
+		client:      client,
+		namespace:   namespace,
+		labels:      map[string]string{ConsumerLabel: consumer, SourceLabel: source},
+		maxBytes:    maxRecordsBytes,
+		appendBytes: appendRecordsBytes,
+		pending:     map[string]*recordChange{},
+		kick:        make(chan struct{}, 1),
+		held:        map[string]*placement{},
+		used:        map[string]int{},
+		legacy:      map[string]string{},
 	}
 }
 
@@ -288,15 +294,36 @@ type secretWrite struct {
 func (r *records) write(ctx context.Context, batch map[string]*recordChange) {
 	r.stateMu.Lock()
 	defer r.stateMu.Unlock()
-	writes, needs := r.plan(batch)
+	writes, last, needs := r.plan(batch)
 	failed := map[*secretWrite]error{}
-	for _, w := range writes {
+	send := func(w *secretWrite) {
 		name, err := r.request(ctx, w)
 		if err != nil {
 			klog.FromContext(ctx).Info("Writing bundle records failed; the bundles retry", "secret", w.name, "err", err.Error())
 			failed[w] = err
 		}
 		w.name = name
+	}
+	for _, w := range writes {
+		send(w)
+	}
+	// A record with older copies goes only once they are gone: were it to go first, a restart would
+	// find an older copy and take the bundle for one to apply.
+	lastWrites := map[string]*secretWrite{}
+	for _, id := range slices.Sorted(maps.Keys(last)) {
+		if slices.ContainsFunc(needs[id], func(w *secretWrite) bool { return failed[w] != nil }) {
+			continue
+		}
+		w := lastWrites[last[id]]
+		if w == nil {
+			w = &secretWrite{name: last[id]}
+			lastWrites[last[id]] = w
+		}
+		w.remove = append(w.remove, id)
+		needs[id] = append(needs[id], w)
+	}
+	for _, name := range slices.Sorted(maps.Keys(lastWrites)) {
+		send(lastWrites[name])
 	}
 	for id, c := range batch {
 		for _, w := range needs[id] {
@@ -312,11 +339,11 @@ func (r *records) write(ctx context.Context, batch map[string]*recordChange) {
 }
 
 // plan decides the requests for a batch, and which requests each change needs. A record stays in its
-// Secret while that fits; else it goes, like a new record, to a Secret the batch writes already, else
-// to the one with the most room, else to a new one: a batch of new bundles is mostly one request. A
-// removal removes every copy.
-func (r *records) plan(batch map[string]*recordChange) ([]*secretWrite, map[string][]*secretWrite) {
-	var writes []*secretWrite
+// Secret while that fits; else it goes, like a new record, to a Secret the batch writes anyway, else to
+// the emptiest of those still small enough to take more, else to a new one: a batch of new bundles is
+// mostly one request. A removal removes every copy; last holds the Secret of each record whose older
+// copies this batch removes first.
+func (r *records) plan(batch map[string]*recordChange) (writes []*secretWrite, last map[string]string, needs map[string][]*secretWrite) {
 	byName := map[string]*secretWrite{}
 	writeTo := func(name string) *secretWrite {
 		if w := byName[name]; w != nil {
@@ -327,16 +354,23 @@ func (r *records) plan(batch map[string]*recordChange) ([]*secretWrite, map[stri
 		writes = append(writes, w)
 		return w
 	}
-	needs := map[string][]*secretWrite{}
+	last, needs = map[string]string{}, map[string][]*secretWrite{}
 	for _, id := range slices.Sorted(maps.Keys(batch)) {
 		c, p := batch[id], r.held[id]
 		if c.data == nil {
-			if p != nil {
-				for _, name := range p.secrets {
-					w := writeTo(name)
-					w.remove = append(w.remove, id)
-					needs[id] = append(needs[id], w)
-				}
+			if p == nil {
+				continue
+			}
+			older := p.secrets[1:]
+			if len(older) == 0 {
+				older = p.secrets
+			} else {
+				last[id] = p.secrets[0]
+			}
+			for _, name := range older {
+				w := writeTo(name)
+				w.remove = append(w.remove, id)
+				needs[id] = append(needs[id], w)
 			}
 			continue
 		}
@@ -357,14 +391,14 @@ func (r *records) plan(batch map[string]*recordChange) ([]*secretWrite, map[stri
 			}
 		}
 		if to == nil {
-			roomiest := ""
+			emptiest := ""
 			for _, name := range slices.Sorted(maps.Keys(r.used)) {
-				if byName[name] == nil && r.used[name]+size <= r.maxBytes && (roomiest == "" || r.used[name] < r.used[roomiest]) {
-					roomiest = name
+				if byName[name] == nil && r.used[name] < r.appendBytes && (emptiest == "" || r.used[name] < r.used[emptiest]) {
+					emptiest = name
 				}
 			}
-			if roomiest != "" {
-				to = writeTo(roomiest)
+			if emptiest != "" && r.used[emptiest]+size <= r.maxBytes {
+				to = writeTo(emptiest)
 			} else {
 				// A new Secret, named once created.
 				to = &secretWrite{set: map[string][]byte{}}
@@ -375,7 +409,7 @@ func (r *records) plan(batch map[string]*recordChange) ([]*secretWrite, map[stri
 		to.bytes += size
 		needs[id] = []*secretWrite{to}
 	}
-	return writes, needs
+	return writes, last, needs
 }
 
 // commit learns where a change left a bundle's record.

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -170,7 +171,7 @@ func TestRecordsRestart(t *testing.T) {
 func TestRecordsSpreadAndMove(t *testing.T) {
 	client := fake.NewClientset()
 	r := startRecords(t, client)
-	r.maxBytes = 2000
+	r.maxBytes, r.appendBytes = 2000, 2000
 	ctx := t.Context()
 	for i := range 10 {
 		if err := r.save(ctx, recordID(i), spec{generation: 1, bundle: bundleOfSize(400)}); err != nil {
@@ -252,6 +253,44 @@ func TestRecordsLoadKeepsTheNewestCopy(t *testing.T) {
 	specs = loadRecords(t, client)
 	if _, found := specs[id]; found || len(specs) != 1 {
 		t.Errorf("after removing the record of %s a restart finds %+v: a copy was left", id, specs)
+	}
+}
+
+func TestRecordsOlderCopiesGoFirst(t *testing.T) {
+	id := recordID(1)
+	newer, older := spec{generation: 4, bundle: bundleOfSize(10), deleting: true}, spec{generation: 3, bundle: bundleOfSize(10)}
+	secret := func(name string, s spec) *corev1.Secret {
+		raw, err := encodeRecord(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: recordsNamespace, Labels: map[string]string{ConsumerLabel: testConsumer, SourceLabel: testSource}},
+			Type:       RecordType, Data: map[string][]byte{id: raw},
+		}
+	}
+	client := fake.NewClientset(secret(recordsPrefix+"a", newer), secret(recordsPrefix+"b", older))
+	r := startRecords(t, client)
+	// The older copy cannot be removed, once: the record must stay, or a restart would apply generation 3.
+	var once sync.Once
+	client.PrependReactor("patch", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		var err error
+		if a.(clienttesting.PatchAction).GetName() == recordsPrefix+"b" {
+			once.Do(func() { err = errors.New("the management cluster is away") })
+		}
+		return err != nil, nil, err
+	})
+	if err := r.remove(t.Context(), id); err == nil {
+		t.Fatal("the removal succeeded though the older copy could not be removed")
+	}
+	if got := loadRecords(t, client)[id]; !sameSpec(got, newer) {
+		t.Errorf("after a failed removal a restart finds %+v, want %+v", got, newer)
+	}
+	if err := r.remove(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	if specs := loadRecords(t, client); len(specs) != 0 {
+		t.Errorf("after the removal a restart finds %+v", specs)
 	}
 }
 

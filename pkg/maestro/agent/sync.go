@@ -60,6 +60,11 @@ func (a *Agent) syncApply(ctx context.Context, id string, st *bundleState, want 
 	if err := a.record(ctx, id, st, want, recorded); err != nil {
 		return err
 	}
+	release, err := a.acquireSlot(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	start := time.Now()
 	applied, err := a.applier.Apply(ctx, id, want.generation, want.bundle)
 	applyDuration.Observe(time.Since(start).Seconds())
@@ -100,10 +105,7 @@ func (a *Agent) syncDelete(ctx context.Context, id string, st *bundleState, want
 				return err
 			}
 		}
-		if err := a.applier.Delete(ctx, id, want.bundle); err != nil {
-			return fmt.Errorf("deleting bundle %s: %w", id, err)
-		}
-		gone, err := a.applier.Gone(ctx, id, want.bundle)
+		gone, err := a.deleteObjects(ctx, id, want.bundle)
 		if err != nil {
 			return fmt.Errorf("deleting bundle %s: %w", id, err)
 		}
@@ -132,6 +134,32 @@ func (a *Agent) syncDelete(ctx context.Context, id string, st *bundleState, want
 	deletesCompleted.Inc()
 	logger.V(2).Info("Deleted bundle")
 	return nil
+}
+
+// deleteObjects deletes, or orphans, the objects of a bundle and says whether they are gone.
+func (a *Agent) deleteObjects(ctx context.Context, id string, bundle *protocol.ManifestBundle) (bool, error) {
+	release, err := a.acquireSlot(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer release()
+	if err := a.applier.Delete(ctx, id, bundle); err != nil {
+		return false, err
+	}
+	return a.applier.Gone(ctx, id, bundle)
+}
+
+// acquireSlot waits for a worker slot (see Agent.slots) and returns what gives it back.
+func (a *Agent) acquireSlot(ctx context.Context) (release func(), err error) {
+	if a.slots == nil {
+		return func() {}, nil
+	}
+	select {
+	case a.slots <- struct{}{}:
+		return func() { <-a.slots }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // record writes want as the bundle's record unless the record holds it already.

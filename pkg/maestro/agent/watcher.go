@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -55,6 +57,9 @@ type trackedBundle struct {
 	hash       string
 	// sentHash is the hash of the last status onStatus accepted.
 	sentHash string
+	// inputs names the objects, at their resource versions, that status was built from: an event that
+	// changes none of them (the watch catching up with an apply) needs no new status.
+	inputs string
 }
 
 type objectRef struct {
@@ -124,7 +129,7 @@ func (w *Watcher) Track(bundleID string, generation int64, bundle *protocol.Mani
 		w.bundles[bundleID] = t
 	}
 	t.version++
-	t.generation, t.bundle, t.applied = generation, bundle, applied
+	t.generation, t.bundle, t.applied, t.inputs = generation, bundle, applied, ""
 
 	named := sets.New[objectRef]()
 	for _, r := range applied {
@@ -204,7 +209,8 @@ func (w *Watcher) sync(ctx context.Context, bundleID string) error {
 		w.mu.Unlock()
 		return nil
 	}
-	version, generation, bundle, applied, previous := t.version, t.generation, t.bundle, t.applied, t.status
+	version, generation, bundle, applied, previous, previousInputs := t.version, t.generation, t.bundle, t.applied, t.status, t.inputs
+	accepted := t.status != nil && t.hash == t.sentHash
 	sources := w.sourcesLocked(applied)
 	w.mu.Unlock()
 
@@ -213,23 +219,44 @@ func (w *Watcher) sync(ctx context.Context, bundleID string) error {
 			return errNotSynced
 		}
 	}
+	written := map[protocol.ManifestResourceMeta]*unstructured.Unstructured{}
+	for _, r := range applied {
+		if r.Owned && r.Object != nil {
+			written[r.Meta] = r.Object
+		}
+	}
 	get := func(m protocol.ManifestResourceMeta) (*unstructured.Unstructured, error) {
 		s, ok := sources[m]
 		if !ok {
 			return nil, nil
 		}
 		item, exists, err := s.informer.GetStore().GetByKey(cache.NewObjectName(m.Namespace, m.Name).String())
-		if err != nil || !exists {
+		if err != nil {
 			return nil, err
 		}
-		obj := item.(*unstructured.Unstructured)
+		var obj *unstructured.Unstructured
+		if exists {
+			obj = item.(*unstructured.Unstructured)
+		}
+		if w := written[m]; s.owned && w != nil && !seenWrite(s.informer, obj, w) {
+			// The apply's answer is newer than what the informer holds: a status from the informer would
+			// say the object is missing, or is as it was, until the watch catches up and says otherwise.
+			return w, nil
+		}
+		if obj == nil {
+			return nil, nil
+		}
 		if s.owned && bundleOf(obj) != bundleID {
 			// Another bundle's object of that name is not this bundle's.
 			return nil, nil
 		}
 		return obj, nil
 	}
-	status := BuildStatus(generation, bundle, applied, get, previous)
+	objects, inputs := readObjects(applied, get)
+	if accepted && inputs == previousInputs {
+		return nil
+	}
+	status := BuildStatus(generation, bundle, applied, objects.get, previous)
 	hash, err := StatusHash(status)
 	if err != nil {
 		return err
@@ -241,7 +268,7 @@ func (w *Watcher) sync(ctx context.Context, bundleID string) error {
 		w.mu.Unlock()
 		return nil
 	}
-	t.status, t.hash = status, hash
+	t.status, t.hash, t.inputs = status, hash, inputs
 	changed := hash != t.sentHash
 	w.mu.Unlock()
 	if !changed {
@@ -258,6 +285,50 @@ func (w *Watcher) sync(ctx context.Context, bundleID string) error {
 	}
 	w.mu.Unlock()
 	return nil
+}
+
+// readObjects reads the object of each applied manifest once, for BuildStatus, and names what it read:
+// the objects' UIDs and resource versions, or why there is none.
+func readObjects(applied []AppliedResource, get ObjectGetter) (objectsRead, string) {
+	read := objectsRead{}
+	var names strings.Builder
+	for _, r := range applied {
+		obj, err := get(r.Meta)
+		read[r.Meta] = objectRead{obj, err}
+		switch {
+		case err != nil:
+			names.WriteString("error;")
+		case obj == nil:
+			names.WriteString("none;")
+		default:
+			names.WriteString(string(obj.GetUID()) + "@" + obj.GetResourceVersion() + ";")
+		}
+	}
+	return read, names.String()
+}
+
+type objectRead struct {
+	obj *unstructured.Unstructured
+	err error
+}
+
+type objectsRead map[protocol.ManifestResourceMeta]objectRead
+
+func (o objectsRead) get(m protocol.ManifestResourceMeta) (*unstructured.Unstructured, error) {
+	return o[m].obj, o[m].err
+}
+
+// seenWrite says whether an informer has caught up with an object as a write returned it: it holds that
+// object at that resource version or a later one, or it has seen later events of the resource, so that
+// an object it lacks was deleted since. Resource versions that do not compare leave it to the informer.
+func seenWrite(informer cache.SharedIndexInformer, cached, written *unstructured.Unstructured) bool {
+	if cached != nil && cached.GetUID() == written.GetUID() {
+		if c, err := resourceversion.CompareResourceVersion(cached.GetResourceVersion(), written.GetResourceVersion()); err != nil || c >= 0 {
+			return true
+		}
+	}
+	c, err := resourceversion.CompareResourceVersion(informer.LastSyncResourceVersion(), written.GetResourceVersion())
+	return err != nil || c >= 0
 }
 
 // source is where a manifest's object is seen: owned objects among all the labelled ones of their resource.
