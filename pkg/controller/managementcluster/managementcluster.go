@@ -35,6 +35,10 @@ type Agents interface {
 // tell a live agent at a glance, seldom enough that agents' chatter costs no writes.
 const refreshLastSeen = time.Minute
 
+// countAfter is how long a change of load waits before it is counted: clusters come and go in bursts, and
+// a burst costs one status write, not one per cluster.
+const countAfter = 2 * time.Second
+
 // The controller's own indexes: named for it, so that other controllers on the same informers keep theirs.
 const (
 	byManagementCluster = "managementcluster-status/managementCluster"
@@ -93,8 +97,11 @@ func New(client versioned.Interface, mcs informers.ManagementClusterInformer, cl
 	if _, err := clusters.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueOfCluster,
 		UpdateFunc: func(old, obj any) {
-			c.enqueueOfCluster(old)
-			c.enqueueOfCluster(obj)
+			// Only a placement changes the load; status updates of placed clusters do not.
+			if old.(*v1alpha1.HCPCluster).Status.ManagementCluster != obj.(*v1alpha1.HCPCluster).Status.ManagementCluster {
+				c.enqueueOfCluster(old)
+				c.enqueueOfCluster(obj)
+			}
 		},
 		DeleteFunc: c.enqueueOfCluster,
 	}); err != nil {
@@ -125,7 +132,7 @@ func (c *Controller) enqueueOfCluster(obj any) {
 		obj = tombstone.Obj
 	}
 	if cluster, ok := obj.(*v1alpha1.HCPCluster); ok && cluster.Status.ManagementCluster != "" {
-		c.queue.Add(cluster.Status.ManagementCluster)
+		c.queue.AddAfter(cluster.Status.ManagementCluster, countAfter)
 	}
 }
 
