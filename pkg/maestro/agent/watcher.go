@@ -41,10 +41,11 @@ type Watcher struct {
 
 	mu sync.Mutex
 	// ctx is Run's; nil until Run starts, so informers added before are started by Run.
-	ctx     context.Context
-	handled sets.Set[schema.GroupVersionResource]
-	named   map[objectRef]*namedInformer
-	bundles map[string]*trackedBundle
+	ctx context.Context
+	// ownedResources are the resources whose labelled objects are watched.
+	ownedResources map[schema.GroupVersionResource]*ownedResource
+	named          map[objectRef]*namedInformer
+	bundles        map[string]*trackedBundle
 }
 
 type trackedBundle struct {
@@ -60,6 +61,17 @@ type trackedBundle struct {
 	// inputs names the objects, at their resource versions, that status was built from: an event that
 	// changes none of them (the watch catching up with an apply) needs no new status.
 	inputs string
+	// trackedAt is when Track was called; for writeTrust after it, what Apply wrote stands for what the
+	// informers have not seen yet.
+	trackedAt time.Time
+}
+
+// ownedResource is what the Watcher knows of a resource's informer on labelled objects.
+type ownedResource struct {
+	informer cache.SharedIndexInformer
+	// handled is the newest resource version the event handlers have seen: the informer's store holds
+	// every change up to it, where its LastSyncResourceVersion may run ahead of the store.
+	handled string
 }
 
 type objectRef struct {
@@ -72,6 +84,11 @@ type namedInformer struct {
 	cancel   context.CancelFunc
 	bundles  sets.Set[string]
 }
+
+// writeTrust is how long an object as Apply returned it stands for one the informers have not seen yet:
+// long enough for a watch event to arrive, short enough that an event the watch missed (it broke, and
+// the object came and went meanwhile) does not leave a status wrong for long.
+const writeTrust = 10 * time.Second
 
 // errNotSynced asks for a later try: an informer has not listed its objects yet.
 var errNotSynced = errors.New("informers not synced yet")
@@ -89,9 +106,9 @@ func NewWatcher(cfg *rest.Config, onStatus StatusFunc) (*Watcher, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "maestro_agent_status"}),
 		owned: dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, metav1.NamespaceAll,
 			func(o *metav1.ListOptions) { o.LabelSelector = BundleLabel }),
-		handled: sets.New[schema.GroupVersionResource](),
-		named:   map[objectRef]*namedInformer{},
-		bundles: map[string]*trackedBundle{},
+		ownedResources: map[schema.GroupVersionResource]*ownedResource{},
+		named:          map[objectRef]*namedInformer{},
+		bundles:        map[string]*trackedBundle{},
 	}, nil
 }
 
@@ -129,7 +146,7 @@ func (w *Watcher) Track(bundleID string, generation int64, bundle *protocol.Mani
 		w.bundles[bundleID] = t
 	}
 	t.version++
-	t.generation, t.bundle, t.applied, t.inputs = generation, bundle, applied, ""
+	t.generation, t.bundle, t.applied, t.inputs, t.trackedAt = generation, bundle, applied, "", time.Now()
 
 	named := sets.New[objectRef]()
 	for _, r := range applied {
@@ -146,6 +163,8 @@ func (w *Watcher) Track(bundleID string, generation int64, bundle *protocol.Mani
 	}
 	w.releaseNamedLocked(bundleID, named)
 	w.queue.Add(bundleID)
+	// Once the write no longer stands for the object, the informers alone say what it is.
+	w.queue.AddAfter(bundleID, writeTrust)
 }
 
 // Forget stops reporting the status of a bundle, once it is deleted.
@@ -210,6 +229,7 @@ func (w *Watcher) sync(ctx context.Context, bundleID string) error {
 		return nil
 	}
 	version, generation, bundle, applied, previous, previousInputs := t.version, t.generation, t.bundle, t.applied, t.status, t.inputs
+	trustWrite := time.Since(t.trackedAt) < writeTrust
 	accepted := t.status != nil && t.hash == t.sentHash
 	sources := w.sourcesLocked(applied)
 	w.mu.Unlock()
@@ -238,7 +258,7 @@ func (w *Watcher) sync(ctx context.Context, bundleID string) error {
 		if exists {
 			obj = item.(*unstructured.Unstructured)
 		}
-		if w := written[m]; s.owned && w != nil && !seenWrite(s.informer, obj, w) {
+		if w := written[m]; s.owned && w != nil && trustWrite && !seenWrite(s.handled, obj, w) {
 			// The apply's answer is newer than what the informer holds: a status from the informer would
 			// say the object is missing, or is as it was, until the watch catches up and says otherwise.
 			return w, nil
@@ -318,16 +338,17 @@ func (o objectsRead) get(m protocol.ManifestResourceMeta) (*unstructured.Unstruc
 	return o[m].obj, o[m].err
 }
 
-// seenWrite says whether an informer has caught up with an object as a write returned it: it holds that
-// object at that resource version or a later one, or it has seen later events of the resource, so that
-// an object it lacks was deleted since. Resource versions that do not compare leave it to the informer.
-func seenWrite(informer cache.SharedIndexInformer, cached, written *unstructured.Unstructured) bool {
+// seenWrite says whether an informer has caught up with an object as a write returned it: its store holds
+// that object at that resource version or a later one, or its handlers have seen a later event of the
+// resource (handled), so that an object it lacks was deleted since. Resource versions that do not
+// compare leave it to the informer.
+func seenWrite(handled string, cached, written *unstructured.Unstructured) bool {
 	if cached != nil && cached.GetUID() == written.GetUID() {
 		if c, err := resourceversion.CompareResourceVersion(cached.GetResourceVersion(), written.GetResourceVersion()); err != nil || c >= 0 {
 			return true
 		}
 	}
-	c, err := resourceversion.CompareResourceVersion(informer.LastSyncResourceVersion(), written.GetResourceVersion())
+	c, err := resourceversion.CompareResourceVersion(handled, written.GetResourceVersion())
 	return err != nil || c >= 0
 }
 
@@ -335,6 +356,8 @@ func seenWrite(informer cache.SharedIndexInformer, cached, written *unstructured
 type source struct {
 	informer cache.SharedIndexInformer
 	owned    bool
+	// handled is the ownedResource's, when the status is built.
+	handled string
 }
 
 func (w *Watcher) sourcesLocked(applied []AppliedResource) map[protocol.ManifestResourceMeta]source {
@@ -344,7 +367,8 @@ func (w *Watcher) sourcesLocked(applied []AppliedResource) map[protocol.Manifest
 		case r.Meta.Resource == "":
 			// Not mapped to a resource: nothing to watch.
 		case r.Owned:
-			sources[r.Meta] = source{informer: w.owned.ForResource(gvrOf(r.Meta)).Informer(), owned: true}
+			owned := w.watchOwnedLocked(gvrOf(r.Meta))
+			sources[r.Meta] = source{informer: owned.informer, owned: true, handled: owned.handled}
 		case w.named[refOf(r.Meta)] != nil:
 			sources[r.Meta] = source{informer: w.named[refOf(r.Meta)].informer}
 		}
@@ -358,8 +382,7 @@ func (w *Watcher) sourcesLocked(applied []AppliedResource) map[protocol.Manifest
 // without a request to the management cluster.
 func (w *Watcher) cachedOwned(gvr schema.GroupVersionResource, namespace, name string) (obj *unstructured.Unstructured, ok bool) {
 	w.mu.Lock()
-	w.watchOwnedLocked(gvr)
-	informer := w.owned.ForResource(gvr).Informer()
+	informer := w.watchOwnedLocked(gvr).informer
 	w.mu.Unlock()
 	if !informer.HasSynced() {
 		return nil, false
@@ -375,29 +398,42 @@ func (w *Watcher) cachedOwned(gvr schema.GroupVersionResource, namespace, name s
 }
 
 // watchOwnedLocked makes sure the labelled objects of a resource are watched.
-func (w *Watcher) watchOwnedLocked(gvr schema.GroupVersionResource) {
-	if w.handled.Has(gvr) {
-		return
+func (w *Watcher) watchOwnedLocked(gvr schema.GroupVersionResource) *ownedResource {
+	if r := w.ownedResources[gvr]; r != nil {
+		return r
 	}
-	informer := w.owned.ForResource(gvr).Informer()
+	r := &ownedResource{informer: w.owned.ForResource(gvr).Informer()}
 	enqueue := func(obj any) {
-		if u := asUnstructured(obj); u != nil {
-			w.enqueueTracked(bundleOf(u))
+		u := asUnstructured(obj)
+		if u == nil {
+			return
 		}
+		handled := u.GetResourceVersion()
+		if _, unknown := obj.(cache.DeletedFinalStateUnknown); unknown {
+			// Found gone by a new list, which the store now holds.
+			handled = r.informer.LastSyncResourceVersion()
+		}
+		w.mu.Lock()
+		if c, err := resourceversion.CompareResourceVersion(handled, r.handled); err == nil && c > 0 || r.handled == "" {
+			r.handled = handled
+		}
+		w.mu.Unlock()
+		w.enqueueTracked(bundleOf(u))
 	}
-	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, err := r.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueue,
 		UpdateFunc: func(old, obj any) { enqueue(old); enqueue(obj) },
 		DeleteFunc: enqueue,
 	})
 	if err != nil {
 		utilruntime.HandleError(err)
-		return
+		return r
 	}
-	w.handled.Insert(gvr)
+	w.ownedResources[gvr] = r
 	if w.ctx != nil {
 		w.owned.Start(w.ctx.Done())
 	}
+	return r
 }
 
 // watchNamedLocked makes sure one object the agent does not own is watched for bundleID.
