@@ -3,7 +3,11 @@ package agent
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
+	"maps"
+	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
@@ -489,4 +494,100 @@ func waitForObject(t *testing.T, mc *framework.ManagementCluster, gvr schema.Gro
 		}
 	}
 	t.Fatalf("%s %s/%s did not get %s: %v", gvr.Resource, ns, name, what, ctx.Err())
+}
+
+// requestCounter counts the requests the clients of a rest.Config make, by verb and resource.
+type requestCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *requestCounter) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+		verb := r.Method
+		if r.URL.Query().Get("watch") == "true" {
+			verb = "WATCH"
+		}
+		resource := ""
+		for _, p := range strings.Split(strings.Trim(r.URL.Path, "/"), "/") {
+			if p == "configmaps" || p == "secrets" {
+				resource = p
+			}
+		}
+		c.mu.Lock()
+		c.n[verb+" "+resource]++
+		c.mu.Unlock()
+		return next.RoundTrip(r)
+	})
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func (c *requestCounter) counts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.n)
+}
+
+func testRequestsPerBundle(t *testing.T, mc *framework.ManagementCluster) {
+	const consumer, ns, bundles = "mc-requests", "agent-requests", 60
+	createNamespace(t, mc, ns)
+	s := setUpAgent(t, mc, consumer)
+	counter := &requestCounter{n: map[string]int{}}
+	cfg := rest.CopyConfig(mc.Config)
+	cfg.Wrap(counter.wrap)
+	s.opts.Kube, s.opts.Workers = cfg, 4
+	src := s.source
+	mark := src.mark()
+	s.start(t)
+	src.waitFor(t, mark, "spec resync request on connect", isResyncRequest)
+	// The first bundle of a kind starts the agent's informer on it: counted apart.
+	first := newBundleID()
+	src.publish(t, protocol.ActionCreateRequest, consumer, first, 1, newBundle(t, configMap(ns, "first", nil)))
+	src.waitFor(t, mark, "status of the first bundle", statusOf(t, protocol.StatusUpdateRequest, first, observed(ConditionApplied, metav1.ConditionTrue, 1)))
+	before := counter.counts()
+
+	// The bundles come at once, as when a source publishes many: their records share writes.
+	mark = src.mark()
+	ids := make([]string, bundles)
+	events := make([]protocol.Event, bundles)
+	for i := range ids {
+		ids[i] = newBundleID()
+		e, err := protocol.NewSpecEvent(testSource, protocol.ActionCreateRequest, protocol.BundleRef{ClusterName: consumer, ResourceID: ids[i], ResourceVersion: 1},
+			newBundle(t, configMap(ns, fmt.Sprintf("cm-%d", i), map[string]any{"v": "1"})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		events[i] = e
+	}
+	errs := make(chan error, bundles)
+	for _, e := range events {
+		go func() { errs <- src.client.Publish(t.Context(), src.sourceEvents, e) }()
+	}
+	for range events {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range ids {
+		src.waitFor(t, mark, "status of bundle "+id, statusOf(t, protocol.StatusUpdateRequest, id, observed(ConditionAvailable, metav1.ConditionTrue, 1)))
+	}
+	after := counter.counts()
+	delta, total := map[string]int{}, 0
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			delta[k] = d
+			total += d
+		}
+	}
+	// One apply per bundle, no read, and record writes that many bundles share.
+	if delta["PATCH configmaps"] != bundles || delta["GET configmaps"] != 0 {
+		t.Errorf("the ConfigMaps of %d bundles took %v", bundles, delta)
+	}
+	if total > bundles*3/2 {
+		t.Errorf("%d one-manifest bundles took %d requests to the management cluster, more than 1.5 each: %v", bundles, total, delta)
+	}
+	t.Logf("%d one-manifest bundles took %d requests to the management cluster: %v", bundles, total, delta)
 }
