@@ -25,8 +25,8 @@ import (
 // The Agent and its life: New wires the parts, Run loads what the agent held before a restart, connects
 // and starts the loops of the other files; Ready tells /readyz how that went.
 
-// workersPerSlot is how many bundles a worker slot has taking turns at it: those beyond Workers wait for
-// their records, which go out together.
+// workersPerSlot is how many workers there are for each of the Workers slots: the workers without a slot
+// wait for their bundles' records, so that many records go out in one write while the slots stay busy.
 const workersPerSlot = 4
 
 // closeTimeout bounds the goodbye to the broker when the agent stops.

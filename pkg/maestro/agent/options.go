@@ -19,9 +19,8 @@ import (
 const (
 	DefaultStateNamespace = "maestro-agent"
 	DefaultResyncInterval = time.Minute
-	// DefaultWorkers is high because a bundle's apply waits mostly on the management cluster's API (a
-	// write per manifest, after its record, which it shares with the bundles recorded at the same time):
-	// many workers keep the API server busy, and give the record writes bundles to share them.
+	// DefaultWorkers is high because a bundle's apply waits mostly on the management cluster's API, a
+	// write per manifest: many at once keep the API server busy.
 	DefaultWorkers = 16
 )
 
