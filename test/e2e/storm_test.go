@@ -384,8 +384,26 @@ func checkDeliveredOnce(t *testing.T, mc *framework.ManagementCluster, clusters 
 			t.Errorf("namespace %s on the management cluster belongs to no stored cluster", ns.Name)
 		}
 	}
-	if len(left.records) != len(clusters) {
-		t.Errorf("the agent records %d bundles, want one for each of the %d clusters", len(left.records), len(clusters))
+	// The agent keeps many bundles' records in one Secret, one data key per bundle ID.
+	secrets, err := mc.Kube.CoreV1().Secrets(agentStateNamespace).List(t.Context(),
+		metav1.ListOptions{LabelSelector: agent.ConsumerLabel + "=" + stormConsumer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := map[string]int{}
+	for _, secret := range secrets.Items {
+		for id := range secret.Data {
+			recorded[id]++
+		}
+	}
+	for _, c := range clusters {
+		if recorded[string(c.UID)] != 1 {
+			t.Errorf("cluster %s (bundle %s) has %d records of the agent, want exactly 1", c.Name, c.UID, recorded[string(c.UID)])
+		}
+		delete(recorded, string(c.UID))
+	}
+	for id := range recorded {
+		t.Errorf("the agent records bundle %s, which belongs to no stored cluster", id)
 	}
 }
 
