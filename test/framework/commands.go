@@ -110,23 +110,27 @@ func StartHCPAPIServerProcess(t testing.TB, dataDir string, args ...string) *HCP
 	// Aggregated mode writes no kubeconfig: the callers are kube-apiserver's users. Its health
 	// endpoints are open to anonymous callers, as in kube-apiserver.
 	s.Kubeconfig = ""
-	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	s.WaitUntilReady(t, readyTimeout, "/readyz", func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/readyz", nil)
-		if err != nil {
-			return err
-		}
-		resp, err := insecure.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/readyz answered %s", resp.Status)
-		}
-		return nil
-	})
+	s.WaitUntilReady(t, readyTimeout, "/readyz", func(ctx context.Context) error { return getOK(ctx, s.URL+"/readyz") })
 	return s
+}
+
+// getOK asks an HTTPS health endpoint whose certificate the test does not know, and fails unless it
+// answers 200.
+func getOK(ctx context.Context, url string) error {
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := insecure.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	return nil
 }
 
 // StopCleanly stops the server with SIGTERM and fails unless it exits 0 in time, as a

@@ -2,10 +2,7 @@ package framework
 
 import (
 	"context"
-	"crypto/tls"
-	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,22 +133,7 @@ func (a *OCMWorkAgent) start(t testing.TB) {
 	address := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	// --listen serves /healthz over TLS with a certificate the agent makes for itself.
 	a.Process = StartProcess(t, ComponentDir(t, OCMWorkAgentTool), a.binary, append(a.args, "--listen="+address)...)
-	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	a.WaitUntilReady(t, time.Minute, "/healthz", func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+address+"/healthz", nil)
-		if err != nil {
-			return err
-		}
-		resp, err := insecure.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/healthz answered %s", resp.Status)
-		}
-		return nil
-	})
+	a.WaitUntilReady(t, time.Minute, "/healthz", func(ctx context.Context) error { return getOK(ctx, "https://"+address+"/healthz") })
 }
 
 // writeOCMMQTTConfig writes the work agent's --workload-source-config: the broker, the certificates, and
