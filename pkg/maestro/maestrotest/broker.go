@@ -13,8 +13,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 
-	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/broker"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/agentbundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/broker"
 	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
 )
 
