@@ -74,6 +74,7 @@ func newHarness(t *testing.T, publisher bundle.Publisher, recorder *controllerte
 	cluster.Finalizers = []string{v1alpha1.DeliveryFinalizer}
 	cluster.Status.ManagementCluster = "consumer-1"
 	client := fake.NewClientset(cluster)
+	controllertest.ConflictOnStaleWrites(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	adapter := &configMapAdapter{client: client, input: "image-1"}
 	r, err := bundle.New[*v1alpha1.HCPCluster]("test", factory.Hcp().V1alpha1().HCPClusters().Informer(), adapter, publisher)
