@@ -32,7 +32,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
 		&HCPCluster{}, &HCPClusterList{},
 		&NodePool{}, &NodePoolList{},
-		&BreakglassCredential{}, &BreakglassCredentialList{},
+		&BreakglassCredential{}, &BreakglassCredentialList{}, &CredentialRevocation{},
 		&ManagementCluster{}, &ManagementClusterList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)

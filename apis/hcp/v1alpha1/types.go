@@ -64,6 +64,7 @@ const DeliveryFinalizer = "hcp.aro.azure.com/delivery"
 const ExperimentalFeaturesAnnotation = "hcp.aro.azure.com/experimental-features"
 
 // +genclient
+// +genclient:method=RevokeCredentials,verb=create,subresource=revokecredentials,input=CredentialRevocation,result=CredentialRevocation
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // HCPCluster is one hosted OpenShift cluster: a HyperShift hosted control plane
@@ -603,6 +604,26 @@ type BreakglassCredentialStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty" protobuf:"bytes,4,rep,name=conditions"`
+	// certificateAuthority is the PEM encoded CA bundle the hosted cluster's API server's serving
+	// certificate chains to, as the control plane reported it when the credential was issued.
+	// +optional
+	CertificateAuthority string `json:"certificateAuthority,omitempty" protobuf:"bytes,5,opt,name=certificateAuthority"`
+	// privateKey is the PEM encoded key the server made for a credential created without a
+	// certificateSigningRequest. It is stored, encrypted when the server encrypts this resource at rest,
+	// and never returned: the kubeconfig subresource is the only way to it.
+	// +optional
+	PrivateKey string `json:"privateKey,omitempty" protobuf:"bytes,6,opt,name=privateKey"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// CredentialRevocation asks that every break-glass credential of an HCPCluster issued so far stop working:
+// the body of a create on hcpclusters/<name>/revokecredentials, named after the cluster. The server
+// answers 202 and reports progress in the cluster's RevokingCredentials condition.
+type CredentialRevocation struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

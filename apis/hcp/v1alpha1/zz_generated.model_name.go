@@ -67,6 +67,11 @@ func (in ClusterVersionStatus) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CredentialRevocation) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.CredentialRevocation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CustomerManagedEncryptionProfile) OpenAPIModelName() string {
 	return "com.azure.aro.hcp.v1alpha1.CustomerManagedEncryptionProfile"
 }

@@ -43,6 +43,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.ClusterAutoscalingProfile{}.OpenAPIModelName():        schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterAutoscalingProfile(ref),
 		v1alpha1.ClusterImageRegistryProfile{}.OpenAPIModelName():      schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterImageRegistryProfile(ref),
 		v1alpha1.ClusterVersionStatus{}.OpenAPIModelName():             schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterVersionStatus(ref),
+		v1alpha1.CredentialRevocation{}.OpenAPIModelName():             schema_hcp_apiserver_apis_hcp_v1alpha1_CredentialRevocation(ref),
 		v1alpha1.CustomerManagedEncryptionProfile{}.OpenAPIModelName(): schema_hcp_apiserver_apis_hcp_v1alpha1_CustomerManagedEncryptionProfile(ref),
 		v1alpha1.DNSProfile{}.OpenAPIModelName():                       schema_hcp_apiserver_apis_hcp_v1alpha1_DNSProfile(ref),
 		v1alpha1.EndpointStatus{}.OpenAPIModelName():                   schema_hcp_apiserver_apis_hcp_v1alpha1_EndpointStatus(ref),
@@ -411,6 +412,20 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_BreakglassCredentialStatus(ref commo
 							},
 						},
 					},
+					"certificateAuthority": {
+						SchemaProps: spec.SchemaProps{
+							Description: "certificateAuthority is the PEM encoded CA bundle the hosted cluster's API server's serving certificate chains to, as the control plane reported it when the credential was issued.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"privateKey": {
+						SchemaProps: spec.SchemaProps{
+							Description: "privateKey is the PEM encoded key the server made for a credential created without a certificateSigningRequest. It is stored, encrypted when the server encrypts this resource at rest, and never returned: the kubeconfig subresource is the only way to it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},
@@ -524,6 +539,41 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterVersionStatus(ref common.Refe
 		},
 		Dependencies: []string{
 			v1alpha1.VersionHistoryEntry{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_CredentialRevocation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CredentialRevocation asks that every break-glass credential of an HCPCluster issued so far stop working: the body of a create on hcpclusters/<name>/revokecredentials, named after the cluster. The server answers 202 and reports progress in the cluster's RevokingCredentials condition.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 

@@ -87,6 +87,12 @@ func ExtractHCPCluster(hCPCluster *hcpv1alpha1.HCPCluster, fieldManager string) 
 	return ExtractHCPClusterFrom(hCPCluster, fieldManager, "")
 }
 
+// ExtractHCPClusterRevokecredentials extracts the applied configuration owned by fieldManager from
+// hCPCluster for the revokecredentials subresource.
+func ExtractHCPClusterRevokecredentials(hCPCluster *hcpv1alpha1.HCPCluster, fieldManager string) (*HCPClusterApplyConfiguration, error) {
+	return ExtractHCPClusterFrom(hCPCluster, fieldManager, "revokecredentials")
+}
+
 // ExtractHCPClusterStatus extracts the applied configuration owned by fieldManager from
 // hCPCluster for the status subresource.
 func ExtractHCPClusterStatus(hCPCluster *hcpv1alpha1.HCPCluster, fieldManager string) (*HCPClusterApplyConfiguration, error) {

@@ -51,6 +51,8 @@ type HCPClusterInterface interface {
 	Apply(ctx context.Context, hCPCluster *applyconfigurationhcpv1alpha1.HCPClusterApplyConfiguration, opts v1.ApplyOptions) (result *hcpv1alpha1.HCPCluster, err error)
 	// Add a +genclient:noStatus comment above the type to avoid generating ApplyStatus().
 	ApplyStatus(ctx context.Context, hCPCluster *applyconfigurationhcpv1alpha1.HCPClusterApplyConfiguration, opts v1.ApplyOptions) (result *hcpv1alpha1.HCPCluster, err error)
+	RevokeCredentials(ctx context.Context, hCPClusterName string, credentialRevocation *hcpv1alpha1.CredentialRevocation, opts v1.CreateOptions) (*hcpv1alpha1.CredentialRevocation, error)
+
 	HCPClusterExpansion
 }
 
@@ -71,4 +73,19 @@ func newHCPClusters(c *HcpV1alpha1Client, namespace string) *hCPClusters {
 			func() *hcpv1alpha1.HCPClusterList { return &hcpv1alpha1.HCPClusterList{} },
 		),
 	}
+}
+
+// RevokeCredentials takes the representation of a credentialRevocation and creates it.  Returns the server's representation of the credentialRevocation, and an error, if there is any.
+func (c *hCPClusters) RevokeCredentials(ctx context.Context, hCPClusterName string, credentialRevocation *hcpv1alpha1.CredentialRevocation, opts v1.CreateOptions) (result *hcpv1alpha1.CredentialRevocation, err error) {
+	result = &hcpv1alpha1.CredentialRevocation{}
+	err = c.GetClient().Post().
+		Namespace(c.GetNamespace()).
+		Resource("hcpclusters").
+		Name(hCPClusterName).
+		SubResource("revokecredentials").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(credentialRevocation).
+		Do(ctx).
+		Into(result)
+	return
 }

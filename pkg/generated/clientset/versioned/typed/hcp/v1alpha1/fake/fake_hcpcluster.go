@@ -19,10 +19,14 @@ limitations under the License.
 package fake
 
 import (
+	context "context"
+
 	v1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/pkg/generated/applyconfiguration/hcp/v1alpha1"
 	typedhcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/typed/hcp/v1alpha1"
+	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gentype "k8s.io/client-go/gentype"
+	testing "k8s.io/client-go/testing"
 )
 
 // fakeHCPClusters implements HCPClusterInterface
@@ -48,4 +52,16 @@ func newFakeHCPClusters(fake *FakeHcpV1alpha1, namespace string) typedhcpv1alpha
 		),
 		fake,
 	}
+}
+
+// RevokeCredentials takes the representation of a credentialRevocation and creates it.  Returns the server's representation of the credentialRevocation, and an error, if there is any.
+func (c *fakeHCPClusters) RevokeCredentials(ctx context.Context, hCPClusterName string, credentialRevocation *v1alpha1.CredentialRevocation, opts v1.CreateOptions) (result *v1alpha1.CredentialRevocation, err error) {
+	emptyResult := &v1alpha1.CredentialRevocation{}
+	obj, err := c.Fake.
+		Invokes(testing.NewCreateSubresourceActionWithOptions(c.Resource(), hCPClusterName, "revokecredentials", c.Namespace(), credentialRevocation, opts), emptyResult)
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*v1alpha1.CredentialRevocation), err
 }
