@@ -608,11 +608,6 @@ type BreakglassCredentialStatus struct {
 	// certificate chains to, as the control plane reported it when the credential was issued.
 	// +optional
 	CertificateAuthority string `json:"certificateAuthority,omitempty" protobuf:"bytes,5,opt,name=certificateAuthority"`
-	// privateKey is the PEM encoded key the server made for a credential created without a
-	// certificateSigningRequest. It is stored, encrypted when the server encrypts this resource at rest,
-	// and never returned: the kubeconfig subresource is the only way to it.
-	// +optional
-	PrivateKey string `json:"privateKey,omitempty" protobuf:"bytes,6,opt,name=privateKey"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -352,11 +352,6 @@ func (m *BreakglassCredentialStatus) MarshalToSizedBuffer(dAtA []byte) (int, err
 	_ = i
 	var l int
 	_ = l
-	i -= len(m.PrivateKey)
-	copy(dAtA[i:], m.PrivateKey)
-	i = encodeVarintGenerated(dAtA, i, uint64(len(m.PrivateKey)))
-	i--
-	dAtA[i] = 0x32
 	i -= len(m.CertificateAuthority)
 	copy(dAtA[i:], m.CertificateAuthority)
 	i = encodeVarintGenerated(dAtA, i, uint64(len(m.CertificateAuthority)))
@@ -2408,8 +2403,6 @@ func (m *BreakglassCredentialStatus) Size() (n int) {
 	}
 	l = len(m.CertificateAuthority)
 	n += 1 + l + sovGenerated(uint64(l))
-	l = len(m.PrivateKey)
-	n += 1 + l + sovGenerated(uint64(l))
 	return n
 }
 
@@ -3176,7 +3169,6 @@ func (this *BreakglassCredentialStatus) String() string {
 		`ExpirationTimestamp:` + strings.Replace(fmt.Sprintf("%v", this.ExpirationTimestamp), "Time", "v1.Time", 1) + `,`,
 		`Conditions:` + repeatedStringForConditions + `,`,
 		`CertificateAuthority:` + fmt.Sprintf("%v", this.CertificateAuthority) + `,`,
-		`PrivateKey:` + fmt.Sprintf("%v", this.PrivateKey) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -4600,38 +4592,6 @@ func (m *BreakglassCredentialStatus) Unmarshal(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			m.CertificateAuthority = string(dAtA[iNdEx:postIndex])
-			iNdEx = postIndex
-		case 6:
-			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field PrivateKey", wireType)
-			}
-			var stringLen uint64
-			for shift := uint(0); ; shift += 7 {
-				if shift >= 64 {
-					return ErrIntOverflowGenerated
-				}
-				if iNdEx >= l {
-					return io.ErrUnexpectedEOF
-				}
-				b := dAtA[iNdEx]
-				iNdEx++
-				stringLen |= uint64(b&0x7F) << shift
-				if b < 0x80 {
-					break
-				}
-			}
-			intStringLen := int(stringLen)
-			if intStringLen < 0 {
-				return ErrInvalidLengthGenerated
-			}
-			postIndex := iNdEx + intStringLen
-			if postIndex < 0 {
-				return ErrInvalidLengthGenerated
-			}
-			if postIndex > l {
-				return io.ErrUnexpectedEOF
-			}
-			m.PrivateKey = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex

@@ -50,9 +50,21 @@ type Cleaner[T Object[T]] interface {
 	Cleanup(ctx context.Context, obj T) error
 }
 
+// Secondary is an Adapter of a second bundle of objects another reconciler already delivers (an HCPCluster's
+// credential revocation). Its bundles are keyed by the object's UID and BundleSuffix, so that reports find
+// their reconciler, and the object's own reconciler owns its finalizer: when the object goes, this one
+// deletes its bundle if it has one, and keeps the object no longer.
+type Secondary interface {
+	BundleSuffix() string
+}
+
 // Plan is what an adapter decided for one object at one sync. The status funcs change a copy of the
 // object; the reconciler writes it only when they changed something.
 type Plan[T any] struct {
+	// Withdraw says the object needs no bundle (any more): a credential once issued. The bundle is deleted
+	// if this process published it or an agent reported holding it, the finalizer goes once the agent
+	// reported it deleted, and Report still runs. Render is not called.
+	Withdraw bool
 	// Wait, when set, says in the object's status why nothing can be delivered yet; nothing is published
 	// and no report is applied.
 	Wait func(obj T)

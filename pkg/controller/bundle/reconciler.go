@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,7 +46,9 @@ func IndexByUID(obj any) ([]string, error) {
 
 // Reconciler delivers the objects of one kind.
 type Reconciler[T Object[T]] struct {
-	name      string
+	name string
+	// suffix follows the UID in the bundle IDs of a Secondary adapter.
+	suffix    string
 	indexer   cache.Indexer
 	adapter   Adapter[T]
 	publisher Publisher
@@ -76,6 +79,9 @@ func New[T Object[T]](name string, informer cache.SharedIndexInformer, adapter A
 		name: name, indexer: informer.GetIndexer(), adapter: adapter, publisher: publisher,
 		synced:  append([]cache.InformerSynced{informer.HasSynced}, synced...),
 		reports: map[string]source.BundleStatus{}, deleted: sets.New[string](), published: map[string]publication{},
+	}
+	if secondary, ok := adapter.(Secondary); ok {
+		r.suffix = secondary.BundleSuffix()
 	}
 	r.queue = queue.New(name, r.Sync)
 	if _, ok := r.indexer.GetIndexers()[ByUID]; !ok {
@@ -136,10 +142,13 @@ func (r *Reconciler[T]) offer(obj T) {
 		return
 	}
 	if obj.GetDeletionTimestamp() != nil {
-		_ = r.publisher.Delete(consumer, string(obj.GetUID()))
+		if r.suffix == "" {
+			_ = r.publisher.Delete(consumer, r.bundleID(obj))
+		}
 		return
 	}
-	if plan, err := r.adapter.Plan(obj, consumer); err == nil && plan.Wait == nil {
+	// A bundle withdrawn, and one not offered, is deleted by the agent's next resync.
+	if plan, err := r.adapter.Plan(obj, consumer); err == nil && plan.Wait == nil && !plan.Withdraw {
 		_ = r.publish(obj, consumer, plan)
 	}
 }
@@ -147,27 +156,34 @@ func (r *Reconciler[T]) offer(obj T) {
 // OnReport is the source's status handler. It runs on the MQTT reader, so it only notes the report and
 // queues its object; a report of a bundle no object of this kind has is another kind's, or late.
 func (r *Reconciler[T]) OnReport(report source.BundleStatus) {
-	objs, err := r.indexer.ByIndex(ByUID, report.ResourceID)
+	uid, ours := strings.CutSuffix(report.ResourceID, r.suffix)
+	if !ours {
+		return
+	}
+	objs, err := r.indexer.ByIndex(ByUID, uid)
 	if err != nil || len(objs) == 0 {
 		return
 	}
 	r.mu.Lock()
-	switch held, ok := r.reports[report.ResourceID]; {
+	switch held, ok := r.reports[uid]; {
 	case report.Deleted:
-		r.deleted.Insert(report.ResourceID)
-		delete(r.reports, report.ResourceID)
+		r.deleted.Insert(uid)
+		delete(r.reports, uid)
 	case ok && (report.Generation < held.Generation || report.Generation == held.Generation && report.SequenceID < held.SequenceID):
 		// Older than what is held: the source drops those, but a resync may race a status update.
 		r.mu.Unlock()
 		return
 	default:
-		r.reports[report.ResourceID] = report
+		r.reports[uid] = report
 	}
 	r.mu.Unlock()
 	for _, obj := range objs {
 		r.queue.Enqueue(obj)
 	}
 }
+
+// bundleID is the ID of an object's bundle at the source.
+func (r *Reconciler[T]) bundleID(obj T) string { return string(obj.GetUID()) + r.suffix }
 
 // Sync delivers the object of key: the queue calls it, and tests may.
 func (r *Reconciler[T]) Sync(ctx context.Context, key string) (time.Duration, error) {
@@ -180,6 +196,9 @@ func (r *Reconciler[T]) Sync(ctx context.Context, key string) (time.Duration, er
 		return 0, nil
 	}
 	if obj.GetDeletionTimestamp() != nil {
+		if r.suffix != "" {
+			return 0, r.withdraw(ctx, obj, "")
+		}
 		return 0, r.syncDelete(ctx, obj)
 	}
 	consumer, err := r.adapter.Consumer(obj)
@@ -193,6 +212,12 @@ func (r *Reconciler[T]) Sync(ctx context.Context, key string) (time.Duration, er
 	if plan.Wait != nil {
 		return 0, r.updateStatus(ctx, obj, plan.Wait)
 	}
+	if plan.Withdraw {
+		if err := r.withdraw(ctx, obj, consumer); err != nil {
+			return 0, err
+		}
+		return r.applyReport(ctx, obj, consumer, plan)
+	}
 	var failed renderError
 	switch err := r.publish(obj, consumer, plan); {
 	case errors.As(err, &failed):
@@ -200,13 +225,47 @@ func (r *Reconciler[T]) Sync(ctx context.Context, key string) (time.Duration, er
 	case err != nil:
 		return 0, err
 	}
+	return r.applyReport(ctx, obj, consumer, plan)
+}
+
+// applyReport writes the object's newest report into its status.
+func (r *Reconciler[T]) applyReport(ctx context.Context, obj T, consumer string, plan Plan[T]) (time.Duration, error) {
 	if plan.Report == nil || consumer == "" {
 		return 0, nil
 	}
 	report, reported := r.report(string(obj.GetUID()))
 	var after time.Duration
-	err = r.updateStatus(ctx, obj, func(obj T) { after = plan.Report(obj, report, reported) })
+	err := r.updateStatus(ctx, obj, func(obj T) { after = plan.Report(obj, report, reported) })
 	return after, err
+}
+
+// withdraw deletes the bundle of an object that needs none (any more), once: when this process published
+// it, when an agent reported holding it, or while the object keeps the finalizer that says its bundle may
+// be out there. The finalizer goes once the agent reported the bundle deleted. A Secondary adapter's
+// object is withdrawn on deletion too, with the consumer it was published to.
+func (r *Reconciler[T]) withdraw(ctx context.Context, obj T, consumer string) error {
+	uid := string(obj.GetUID())
+	r.mu.Lock()
+	published, reported := r.published[uid], r.reports[uid]
+	done := r.deleted.Has(uid)
+	r.mu.Unlock()
+	finalized := r.suffix == "" && slices.Contains(obj.GetFinalizers(), v1alpha1.DeliveryFinalizer)
+	if consumer == "" {
+		consumer = published.consumer
+	}
+	if consumer == "" {
+		consumer = reported.Consumer
+	}
+	switch {
+	case done && finalized:
+		return r.removeFinalizer(ctx, obj)
+	case done || consumer == "":
+		return nil
+	case published.consumer != "" || reported.Consumer != "" || finalized:
+		// The report of the delete queues the object again.
+		return r.publisher.Delete(consumer, r.bundleID(obj))
+	}
+	return nil
 }
 
 type renderError struct{ err error }
@@ -231,7 +290,7 @@ func (r *Reconciler[T]) publish(obj T, consumer string, plan Plan[T]) error {
 	if err != nil {
 		return renderError{err}
 	}
-	if err := r.publisher.Apply(consumer, uid, want.generation, bundle); err != nil {
+	if err := r.publisher.Apply(consumer, r.bundleID(obj), want.generation, bundle); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -259,6 +318,16 @@ func (r *Reconciler[T]) updateStatus(ctx context.Context, obj T, mutate func(T))
 	return err
 }
 
+// removeFinalizer lets the object go as far as delivery is concerned.
+func (r *Reconciler[T]) removeFinalizer(ctx context.Context, obj T) error {
+	updated := obj.DeepCopy()
+	updated.SetFinalizers(slices.DeleteFunc(updated.GetFinalizers(), func(f string) bool { return f == v1alpha1.DeliveryFinalizer }))
+	if _, err := r.adapter.Client(obj.GetNamespace()).Update(ctx, updated, metav1.UpdateOptions{FieldManager: r.name}); err != nil {
+		return fmt.Errorf("removing the finalizer of %s: %w", klog.KObj(obj), err)
+	}
+	return nil
+}
+
 // syncDelete deletes what belongs to a deleted object, has the agent delete its bundle, and removes the
 // finalizer once the agent reported it gone. An object never placed has nothing to wait for; one whose
 // placement is gone (its objects went with their parent) lets the agent drop its record and goes at once.
@@ -282,17 +351,15 @@ func (r *Reconciler[T]) syncDelete(ctx context.Context, obj T) error {
 	switch {
 	case consumer != "" && !done:
 		// The report of the delete queues the object again.
-		return r.publisher.Delete(consumer, uid)
+		return r.publisher.Delete(consumer, r.bundleID(obj))
 	case consumer == "" && last != "":
 		// Bundles published before a restart are deleted by the agent's next resync instead.
-		if err := r.publisher.Delete(last, uid); err != nil {
+		if err := r.publisher.Delete(last, r.bundleID(obj)); err != nil {
 			return err
 		}
 	}
-	updated := obj.DeepCopy()
-	updated.SetFinalizers(slices.DeleteFunc(updated.GetFinalizers(), func(f string) bool { return f == v1alpha1.DeliveryFinalizer }))
-	if _, err := r.adapter.Client(obj.GetNamespace()).Update(ctx, updated, metav1.UpdateOptions{FieldManager: r.name}); err != nil {
-		return fmt.Errorf("removing the finalizer of %s: %w", klog.KObj(obj), err)
+	if err := r.removeFinalizer(ctx, obj); err != nil {
+		return err
 	}
 	r.forget(obj)
 	klog.FromContext(ctx).V(2).Info("Delivered object deleted", "controller", r.name, "object", klog.KObj(obj))

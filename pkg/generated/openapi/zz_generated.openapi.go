@@ -419,13 +419,6 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_BreakglassCredentialStatus(ref commo
 							Format:      "",
 						},
 					},
-					"privateKey": {
-						SchemaProps: spec.SchemaProps{
-							Description: "privateKey is the PEM encoded key the server made for a credential created without a certificateSigningRequest. It is stored, encrypted when the server encrypts this resource at rest, and never returned: the kubeconfig subresource is the only way to it.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
 				},
 			},
 		},

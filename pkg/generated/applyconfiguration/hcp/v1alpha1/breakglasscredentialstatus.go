@@ -40,10 +40,6 @@ type BreakglassCredentialStatusApplyConfiguration struct {
 	// certificateAuthority is the PEM encoded CA bundle the hosted cluster's API server's serving
 	// certificate chains to, as the control plane reported it when the credential was issued.
 	CertificateAuthority *string `json:"certificateAuthority,omitempty"`
-	// privateKey is the PEM encoded key the server made for a credential created without a
-	// certificateSigningRequest. It is stored, encrypted when the server encrypts this resource at rest,
-	// and never returned: the kubeconfig subresource is the only way to it.
-	PrivateKey *string `json:"privateKey,omitempty"`
 }
 
 // BreakglassCredentialStatusApplyConfiguration constructs a declarative configuration of the BreakglassCredentialStatus type for use with
@@ -94,13 +90,5 @@ func (b *BreakglassCredentialStatusApplyConfiguration) WithConditions(values ...
 // If called multiple times, the CertificateAuthority field is set to the value of the last call.
 func (b *BreakglassCredentialStatusApplyConfiguration) WithCertificateAuthority(value string) *BreakglassCredentialStatusApplyConfiguration {
 	b.CertificateAuthority = &value
-	return b
-}
-
-// WithPrivateKey sets the PrivateKey field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the PrivateKey field is set to the value of the last call.
-func (b *BreakglassCredentialStatusApplyConfiguration) WithPrivateKey(value string) *BreakglassCredentialStatusApplyConfiguration {
-	b.PrivateKey = &value
 	return b
 }
