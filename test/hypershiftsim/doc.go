@@ -8,7 +8,8 @@
 // and watching HyperShift manifests can be tested end to end:
 //
 //   - HostedCluster: the hypershift.openshift.io/finalizer, the control-plane
-//     namespace <namespace>-<name>, then status as the operator reports it
+//     namespace <namespace>-<name> with the ConfigMap root-ca (ca.crt: a
+//     self-signed CA certificate, made once per control plane), then status as the operator reports it
 //     (Available, Progressing, Degraded and the other conditions, version and
 //     controlPlaneVersion history going Partial -> Completed, controlPlaneEndpoint,
 //     the <name>-admin-kubeconfig Secret). A change of spec.release.image is an

@@ -366,6 +366,9 @@ func (s *Simulator) syncHostedCluster(ctx context.Context, key cache.ObjectName)
 	if err := s.ensureControlPlaneNamespace(ctx, hc); err != nil {
 		return 0, err
 	}
+	if err := s.ensureRootCA(ctx, ControlPlaneNamespace(hc.GetNamespace(), hc.GetName())); err != nil {
+		return 0, err
+	}
 
 	var current, desired hostedClusterStatus
 	if err := readStatus(hc, &current); err != nil {

@@ -44,7 +44,7 @@ const (
 	// Finalizer is the finalizer the HyperShift operator puts on HostedClusters and NodePools.
 	Finalizer = "hypershift.openshift.io/finalizer"
 
-	// ManagedByLabel marks the Secrets the simulator creates (and so watches).
+	// ManagedByLabel marks the Secrets and ConfigMaps the simulator creates (and so watches).
 	ManagedByLabel = "hypershiftsim.aro-hcp.test/managed-by"
 	managedByValue = "hypershiftsim"
 )
@@ -87,8 +87,8 @@ type Simulator struct {
 
 	dynamicInformers dynamicinformer.DynamicSharedInformerFactory
 	kubeInformers    informers.SharedInformerFactory
-	// Only the Secrets the simulator creates are cached.
-	secretInformers informers.SharedInformerFactory
+	// Only the Secrets and ConfigMaps the simulator creates are cached.
+	managedInformers informers.SharedInformerFactory
 
 	hostedClusters cache.SharedIndexInformer
 	nodePools      cache.SharedIndexInformer
@@ -97,6 +97,7 @@ type Simulator struct {
 	csrs           certificateslisters.CertificateSigningRequestLister
 	namespaces     corelisters.NamespaceLister
 	secrets        corelisters.SecretLister
+	configMaps     corelisters.ConfigMapLister
 	synced         []cache.InformerSynced
 
 	hostedClusterQueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
@@ -130,7 +131,7 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 		kube:             kube,
 		dynamicInformers: dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0),
 		kubeInformers:    informers.NewSharedInformerFactory(kube, 0),
-		secretInformers: informers.NewSharedInformerFactoryWithOptions(kube, 0,
+		managedInformers: informers.NewSharedInformerFactoryWithOptions(kube, 0,
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 				o.LabelSelector = labels.Set{ManagedByLabel: managedByValue}.String()
 			})),
@@ -146,7 +147,8 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 	crr := s.dynamicInformers.ForResource(CertificateRevocationRequestResource)
 	csr := s.kubeInformers.Certificates().V1().CertificateSigningRequests()
 	ns := s.kubeInformers.Core().V1().Namespaces()
-	secret := s.secretInformers.Core().V1().Secrets()
+	secret := s.managedInformers.Core().V1().Secrets()
+	configMap := s.managedInformers.Core().V1().ConfigMaps()
 
 	s.hostedClusters = hc.Informer()
 	s.nodePools = np.Informer()
@@ -155,6 +157,7 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 	s.csrs = csr.Lister()
 	s.namespaces = ns.Lister()
 	s.secrets = secret.Lister()
+	s.configMaps = configMap.Lister()
 
 	if err := s.nodePools.AddIndexers(cache.Indexers{nodePoolsByCluster: indexNodePoolByCluster}); err != nil {
 		return nil, err
@@ -171,6 +174,7 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 		{csr.Informer(), s.handler(s.enqueueCSR)},
 		{ns.Informer(), s.handler(s.enqueueClusterForNamespace)},
 		{secret.Informer(), nil},
+		{configMap.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: s.enqueueClusterForRootCA}},
 	}
 	for _, h := range handlers {
 		if h.handler != nil {
@@ -205,10 +209,10 @@ func (s *Simulator) Run(ctx context.Context) error {
 
 	s.dynamicInformers.Start(ctx.Done())
 	s.kubeInformers.Start(ctx.Done())
-	s.secretInformers.Start(ctx.Done())
+	s.managedInformers.Start(ctx.Done())
 	defer s.dynamicInformers.Shutdown()
 	defer s.kubeInformers.Shutdown()
-	defer s.secretInformers.Shutdown()
+	defer s.managedInformers.Shutdown()
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, s.synced...) {
 		if ctx.Err() != nil {
 			return nil

@@ -132,6 +132,37 @@ func TestSimulator(t *testing.T) {
 		}
 	})
 
+	t.Run("the control plane publishes its root CA in the ConfigMap root-ca, and again when it is deleted", func(t *testing.T) {
+		t.Parallel()
+		hc := h.createHostedCluster(t, "sim-rootca", "mycluster", image4208)
+		hcpNamespace := h.waitForNamespace(t, "sim-rootca-mycluster").Name
+		first := h.waitForConfigMap(t, hcpNamespace, hypershiftsim.RootCAConfigMapName)
+		ca := parseCertificate(t, []byte(first.Data["ca.crt"]))
+		if !ca.IsCA || !ca.BasicConstraintsValid || ca.Subject.String() != ca.Issuer.String() {
+			t.Errorf("ca.crt is %s issued by %s (CA %v), want a self-signed CA", ca.Subject, ca.Issuer, ca.IsCA)
+		}
+		if err := ca.CheckSignatureFrom(ca); err != nil {
+			t.Errorf("ca.crt is not self-signed: %v", err)
+		}
+
+		// Made once: the syncs that bring the cluster up keep it.
+		h.waitFor(t, hostedClusters, hc, "Available=True", func(obj *unstructured.Unstructured) bool {
+			return conditionStatus(obj, "Available") == "True"
+		})
+		if kept := h.waitForConfigMap(t, hcpNamespace, hypershiftsim.RootCAConfigMapName); kept.Data["ca.crt"] != first.Data["ca.crt"] {
+			t.Error("the root CA changed while the cluster came up")
+		}
+
+		if err := h.mc.Kube.CoreV1().ConfigMaps(hcpNamespace).Delete(t.Context(), hypershiftsim.RootCAConfigMapName, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		again := h.waitForConfigMap(t, hcpNamespace, hypershiftsim.RootCAConfigMapName)
+		if again.UID == first.UID {
+			t.Fatal("the deleted ConfigMap is still there")
+		}
+		parseCertificate(t, []byte(again.Data["ca.crt"]))
+	})
+
 	t.Run("a new release image is an upgrade: Progressing, then Completed", func(t *testing.T) {
 		t.Parallel()
 		hc := h.createHostedCluster(t, "sim-upgrade", "mycluster", image4208)
@@ -519,6 +550,23 @@ func (h *harness) waitForNamespace(t *testing.T, name string) *corev1.Namespace 
 		t.Fatalf("waiting for the namespace %s: %v", name, err)
 	}
 	return ns
+}
+
+func (h *harness) waitForConfigMap(t *testing.T, namespace, name string) *corev1.ConfigMap {
+	t.Helper()
+	var cm *corev1.ConfigMap
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
+		var err error
+		cm, err = h.mc.Kube.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		t.Fatalf("waiting for the ConfigMap %s/%s: %v", namespace, name, err)
+	}
+	return cm
 }
 
 // createBreakGlassCSR creates a CSR as ARO HCP does for a customer's break-glass
