@@ -3,6 +3,9 @@ package render
 import (
 	"fmt"
 
+	certificatesv1alpha1 "github.com/openshift/hypershift/api/certificates/v1alpha1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 )
 
@@ -39,6 +42,32 @@ const (
 	FeedbackVersion = "version"
 )
 
+// The names of the fields the agent reports back for a break-glass credential. The CSR's
+// conditions are there only once they happen, so an absent name means not yet.
+const (
+	// FeedbackCertificate is the CSR's status.certificate: the signed certificate, PEM, base64
+	// encoded as the API keeps []byte.
+	FeedbackCertificate      = "certificate"
+	FeedbackCSRApproved      = "approved"
+	FeedbackCSRDenied        = "denied"
+	FeedbackCSRDeniedMessage = "deniedMessage"
+	FeedbackCSRFailed        = "failed"
+	FeedbackCSRFailedMessage = "failedMessage"
+	// FeedbackCA is the PEM of the control plane's root CA, which signs the serving certificate
+	// of the cluster's API server: the kubeconfig of the credential trusts it.
+	FeedbackCA = "ca"
+)
+
+// The names of the fields the agent reports back for a CertificateRevocationRequest.
+const (
+	// FeedbackPreviousCertificatesRevoked is True once certificates of the old signer no longer
+	// work, the last step of a revocation.
+	FeedbackPreviousCertificatesRevoked        = "previousCertificatesRevoked"
+	FeedbackPreviousCertificatesRevokedMessage = "previousCertificatesRevokedMessage"
+	// FeedbackRevocationTimestamp is the cut-off: certificates valid before it are revoked.
+	FeedbackRevocationTimestamp = "revocationTimestamp"
+)
+
 var hostedClusterFeedback = []protocol.JSONPath{
 	{Name: FeedbackAvailable, Path: conditionPath("Available", "status")},
 	{Name: FeedbackAvailableMessage, Path: conditionPath("Available", "message")},
@@ -59,6 +88,26 @@ var nodePoolFeedback = []protocol.JSONPath{
 	{Name: FeedbackUpdatingConfig, Path: conditionPath("UpdatingConfig", "status")},
 	{Name: FeedbackReplicas, Path: ".status.replicas"},
 	{Name: FeedbackVersion, Path: ".status.version"},
+}
+
+var csrFeedback = []protocol.JSONPath{
+	{Name: FeedbackCertificate, Path: ".status.certificate"},
+	{Name: FeedbackCSRApproved, Path: conditionPath(string(certificatesv1.CertificateApproved), "status")},
+	{Name: FeedbackCSRDenied, Path: conditionPath(string(certificatesv1.CertificateDenied), "status")},
+	{Name: FeedbackCSRDeniedMessage, Path: conditionPath(string(certificatesv1.CertificateDenied), "message")},
+	{Name: FeedbackCSRFailed, Path: conditionPath(string(certificatesv1.CertificateFailed), "status")},
+	{Name: FeedbackCSRFailedMessage, Path: conditionPath(string(certificatesv1.CertificateFailed), "message")},
+}
+
+// rootCAFeedback reads the key ca.crt, escaping its dot, as kubectl's JSONPath wants.
+var rootCAFeedback = []protocol.JSONPath{
+	{Name: FeedbackCA, Path: `.data.ca\.crt`},
+}
+
+var revocationFeedback = []protocol.JSONPath{
+	{Name: FeedbackPreviousCertificatesRevoked, Path: conditionPath(certificatesv1alpha1.PreviousCertificatesRevokedType, "status")},
+	{Name: FeedbackPreviousCertificatesRevokedMessage, Path: conditionPath(certificatesv1alpha1.PreviousCertificatesRevokedType, "message")},
+	{Name: FeedbackRevocationTimestamp, Path: ".status.revocationTimestamp"},
 }
 
 // conditionPath selects one field of the condition of type conditionType.
