@@ -37,6 +37,19 @@ const ConditionAgentConnected = "AgentConnected"
 // has Delivered and Progressing, as an HCPCluster does.
 const ConditionReady = "Ready"
 
+// ConditionIssued is the condition of a BreakglassCredential: True once its certificate is signed, False
+// with the reason while it waits, and once it failed.
+const ConditionIssued = "Issued"
+
+// The reasons of an HCPCluster's RevokingCredentials condition.
+const (
+	// RevocationRequested: hcpclusters/revokecredentials was called and the revocation is on its way.
+	RevocationRequested = "Requested"
+	// CredentialsRevoked: the cluster no longer trusts any break-glass certificate issued before the
+	// condition's lastTransitionTime.
+	CredentialsRevoked = "CredentialsRevoked"
+)
+
 // NodePoolUIDLabel is the key of the selector in the Scale of a NodePool (nodepools/scale), whose value
 // is the pool's UID. Nothing here carries the label: the HorizontalPodAutoscaler needs a selector even to
 // scale on External or Object metrics, the metrics that fit a pool of nodes.

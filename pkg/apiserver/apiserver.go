@@ -172,6 +172,9 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, rules StorageRules) (map[s
 	if err := add("breakglasscredentials")(breakglasscredential.NewREST(Scheme, optsGetter, rules.Claims, rules.MaxBreakglassCredentialsPerCluster)); err != nil {
 		return nil, err
 	}
+	storage["hcpclusters/revokecredentials"] = hcpcluster.NewRevokeREST(storage["hcpclusters/status"].(*hcpregistry.StatusREST))
+	storage["breakglasscredentials/kubeconfig"] = breakglasscredential.NewKubeconfigREST(
+		storage["breakglasscredentials"].(*hcpregistry.REST).Store, clusters.Store)
 	if err := add("managementclusters")(managementcluster.NewREST(Scheme, optsGetter, rules.Claims)); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,10 +15,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 	"github.com/aro-hcp/hcp-apiserver/test/framework"
+	"github.com/aro-hcp/hcp-apiserver/test/paths"
 )
 
 // TestAggregatedModeDelegatesToKubeAPIServer runs hcp-apiserver as it runs behind kube-apiserver:
@@ -92,8 +97,87 @@ func TestAggregatedModeDelegatesToKubeAPIServer(t *testing.T) {
 		t.Errorf("the viewer creates: %v, want Forbidden naming the service account", err)
 	}
 
+	t.Run("the deploy roles keep break-glass kubeconfigs to admins", func(t *testing.T) {
+		testDeployRoles(t, mc, clientAs)
+	})
+
 	// A token kube-apiserver does not know is not a user.
 	if _, err := clientAs("not-a-token").HcpV1alpha1().HCPClusters("default").List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
 		t.Errorf("an unknown token: %v, want Unauthorized", err)
+	}
+}
+
+// testDeployRoles installs the ClusterRoles of artifacts/deploy in kube-apiserver and checks that a viewer
+// lists credentials but reads no kubeconfig, while an admin does: kube-apiserver's RBAC says so, and
+// hcp-apiserver, which asks it, acts on it.
+func testDeployRoles(t *testing.T, mc *framework.ManagementCluster, clientAs func(string) versioned.Interface) {
+	ctx := context.Background()
+	root, err := paths.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "artifacts", "deploy", "10-rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		var role rbacv1.ClusterRole
+		if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
+			t.Fatal(err)
+		}
+		if role.Kind != "ClusterRole" || !strings.HasPrefix(role.Name, "hcp-") || role.Name == "hcp-apiserver" {
+			continue
+		}
+		if _, err := mc.Kube.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tokens := map[string]string{}
+	for _, user := range []struct{ name, role string }{{"bgc-viewer", "hcp-viewer"}, {"bgc-admin", "hcp-admin"}} {
+		if _, err := mc.Kube.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: user.name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mc.Kube.RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: user.name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: user.role},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: user.name, Namespace: "default"}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		token, err := mc.Kube.CoreV1().ServiceAccounts("default").CreateToken(ctx, user.name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens[user.name] = token.Status.Token
+	}
+
+	canI := func(user string, args ...string) string {
+		cmd := exec.Command("kubectl", append([]string{"--kubeconfig", mc.Kubeconfig, "auth", "can-i", "-n", "default",
+			"--as", "system:serviceaccount:default:" + user}, args...)...)
+		out, _ := cmd.Output() // "no" exits 1
+		return strings.TrimSpace(string(out))
+	}
+	kubeconfig := []string{"get", "breakglasscredentials.hcp.aro.azure.com", "--subresource=kubeconfig"}
+	if got := canI("bgc-viewer", kubeconfig...); got != "no" {
+		t.Errorf("kubectl auth can-i get breakglasscredentials/kubeconfig as hcp-viewer: %q, want no", got)
+	}
+	if got := canI("bgc-viewer", "list", "breakglasscredentials.hcp.aro.azure.com"); got != "yes" {
+		t.Errorf("kubectl auth can-i list breakglasscredentials as hcp-viewer: %q, want yes", got)
+	}
+	if got := canI("bgc-admin", kubeconfig...); got != "yes" {
+		t.Errorf("kubectl auth can-i get breakglasscredentials/kubeconfig as hcp-admin: %q, want yes", got)
+	}
+
+	// hcp-apiserver asks kube-apiserver the same: the viewer is refused before the credential is looked
+	// up, the admin gets as far as finding there is none.
+	get := func(user string) error {
+		return clientAs(tokens[user]).HcpV1alpha1().RESTClient().Get().Namespace("default").
+			Resource("breakglasscredentials").Name("none").SubResource("kubeconfig").Do(ctx).Error()
+	}
+	if err := get("bgc-viewer"); !apierrors.IsForbidden(err) {
+		t.Errorf("hcp-viewer reads a kubeconfig: %v, want Forbidden", err)
+	}
+	if err := get("bgc-admin"); !apierrors.IsNotFound(err) {
+		t.Errorf("hcp-admin reads the kubeconfig of a credential that does not exist: %v, want NotFound", err)
 	}
 }

@@ -12,7 +12,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/breakglasscredential"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/credentialrevocation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/hcpcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/managementcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/nodepool"
@@ -34,6 +36,10 @@ type ControllerOptions struct {
 	PullSecretFile string
 	// CreateDeadline is how long a cluster may take to become Succeeded before it is Failed.
 	CreateDeadline time.Duration
+	// BreakglassIssueTimeout is how long a break-glass credential may wait for its certificate.
+	BreakglassIssueTimeout time.Duration
+	// BreakglassRetention is how long an ended break-glass credential is kept.
+	BreakglassRetention time.Duration
 }
 
 func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
@@ -43,6 +49,10 @@ func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 		"A .dockerconfigjson file delivered as every cluster's pull secret (default: one that pulls nothing).")
 	fs.DurationVar(&c.CreateDeadline, "cluster-create-deadline", c.CreateDeadline,
 		"How long a new cluster may take to become available before its provisioningState is Failed.")
+	fs.DurationVar(&c.BreakglassIssueTimeout, "breakglass-issue-timeout", c.BreakglassIssueTimeout,
+		"How long a break-glass credential may wait for its management cluster to sign it before it is Failed.")
+	fs.DurationVar(&c.BreakglassRetention, "breakglass-retention", c.BreakglassRetention,
+		"How long an Expired, Revoked or Failed break-glass credential is kept before it is deleted.")
 }
 
 func (c *ControllerOptions) Validate() []error {
@@ -52,6 +62,12 @@ func (c *ControllerOptions) Validate() []error {
 	}
 	if c.CreateDeadline <= 0 {
 		errs = append(errs, fmt.Errorf("--cluster-create-deadline must be positive"))
+	}
+	if c.BreakglassIssueTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--breakglass-issue-timeout must be positive"))
+	}
+	if c.BreakglassRetention <= 0 {
+		errs = append(errs, fmt.Errorf("--breakglass-retention must be positive"))
 	}
 	return errs
 }
@@ -111,6 +127,17 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, ca
 	if err != nil {
 		return err
 	}
+	credentials, err := breakglasscredential.New(client, hcp.BreakglassCredentials(), hcp.HCPClusters(), hcp.ManagementClusters(),
+		bundle.Gate(publisher, gate), breakglasscredential.Options{
+			IssueTimeout: o.BreakglassIssueTimeout, Retention: o.BreakglassRetention, Environment: o.Environment,
+		})
+	if err != nil {
+		return err
+	}
+	revocations, err := credentialrevocation.New(client, hcp.HCPClusters(), hcp.ManagementClusters(), bundle.Gate(publisher, gate), o.Environment)
+	if err != nil {
+		return err
+	}
 	mcStatus, err := managementcluster.New(client, hcp.ManagementClusters(), hcp.HCPClusters(), hcp.NodePools(), agents)
 	if err != nil {
 		return err
@@ -121,6 +148,8 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, ca
 	go placements.Run(ctx)
 	go clusters.Run(ctx, 4)
 	go pools.Run(ctx, 4)
+	go credentials.Run(ctx, 2)
+	go revocations.Run(ctx, 1)
 	go mcStatus.Run(ctx, 1)
 	return nil
 }

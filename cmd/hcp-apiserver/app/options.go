@@ -29,6 +29,7 @@ import (
 	hcpadmission "github.com/aro-hcp/hcp-apiserver/pkg/admission"
 	admissioninit "github.com/aro-hcp/hcp-apiserver/pkg/admission/initializer"
 	"github.com/aro-hcp/hcp-apiserver/pkg/apiserver"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/breakglasscredential"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/openapi"
@@ -70,7 +71,10 @@ func NewOptions() *Options {
 		DataDir:                            "hcp-data",
 		MaxBreakglassCredentialsPerCluster: 10,
 		Maestro:                            MaestroOptions{Source: DefaultSource, BindAddress: "0.0.0.0:8883", LivenessInterval: time.Minute, LivenessTimeout: 3 * time.Minute},
-		Controllers:                        ControllerOptions{Environment: render.DefaultEnvironment, CreateDeadline: time.Hour},
+		Controllers: ControllerOptions{
+			Environment: render.DefaultEnvironment, CreateDeadline: time.Hour,
+			BreakglassIssueTimeout: breakglasscredential.DefaultIssueTimeout, BreakglassRetention: breakglasscredential.DefaultRetention,
+		},
 	}
 	// The service's plugins run after the standard ones and are on by default.
 	hcpadmission.RegisterAll(o.RecommendedOptions.Admission.Plugins)

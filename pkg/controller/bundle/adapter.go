@@ -18,10 +18,11 @@ type Object[T any] interface {
 	DeepCopy() T
 }
 
-// Client writes objects of a kind in one namespace: the typed client's Update and UpdateStatus.
+// Client writes objects of a kind in one namespace: the typed client's Update, UpdateStatus and Delete.
 type Client[T any] interface {
 	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
 	UpdateStatus(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 }
 
 // Publisher is the part of the Maestro source the reconciler uses. Reports come back through the status
@@ -61,6 +62,9 @@ type Secondary interface {
 // Plan is what an adapter decided for one object at one sync. The status funcs change a copy of the
 // object; the reconciler writes it only when they changed something.
 type Plan[T any] struct {
+	// Delete says the object has served its time (a credential past its retention): the reconciler
+	// deletes it, and its deletion goes as any other.
+	Delete bool
 	// Withdraw says the object needs no bundle (any more): a credential once issued. The bundle is deleted
 	// if this process published it or an agent reported holding it, the finalizer goes once the agent
 	// reported it deleted, and Report still runs. Render is not called.

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -209,6 +210,14 @@ func (r *Reconciler[T]) Sync(ctx context.Context, key string) (time.Duration, er
 	if err != nil {
 		return 0, err
 	}
+	if plan.Delete {
+		uid := obj.GetUID()
+		err := r.adapter.Client(obj.GetNamespace()).Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err == nil {
+			klog.FromContext(ctx).V(2).Info("Deleted an object that served its time", "controller", r.name, "object", klog.KObj(obj))
+		}
+		return 0, ignoreNotFound(err)
+	}
 	if plan.Wait != nil {
 		return 0, r.updateStatus(ctx, obj, plan.Wait)
 	}
@@ -266,6 +275,13 @@ func (r *Reconciler[T]) withdraw(ctx context.Context, obj T, consumer string) er
 		return r.publisher.Delete(consumer, r.bundleID(obj))
 	}
 	return nil
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 type renderError struct{ err error }

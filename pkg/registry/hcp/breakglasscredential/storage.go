@@ -14,7 +14,10 @@ import (
 // may have at most maxPerCluster unexpired credentials, counted under a lock in c; a nil c leaves
 // the limit out, for tests of the store alone.
 func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store, maxPerCluster int) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
-	s := NewStrategy(scheme)
+	return newREST(NewStrategy(scheme), optsGetter, c, maxPerCluster)
+}
+
+func newREST(s hcpregistry.Strategy[*hcp.BreakglassCredential], optsGetter generic.RESTOptionsGetter, c *claims.Store, maxPerCluster int) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
 	store := &genericregistry.Store{
 		NewFunc:                   func() runtime.Object { return &hcp.BreakglassCredential{} },
 		NewListFunc:               func() runtime.Object { return &hcp.BreakglassCredentialList{} },

@@ -23,6 +23,9 @@ var kind = hcpregistry.Kind[*hcp.BreakglassCredential]{
 	SpecChanged: func(obj, old *hcp.BreakglassCredential) bool {
 		return !apiequality.Semantic.DeepEqual(obj.Spec, old.Spec)
 	},
+	// The certificate signing request goes to a management cluster, whose CSR and approval must be
+	// deleted with the credential.
+	Created:              func(obj *hcp.BreakglassCredential) { hcpregistry.AddFinalizer(obj, hcp.DeliveryFinalizer) },
 	Validate:             validation.ValidateBreakglassCredential,
 	ValidateUpdate:       validation.ValidateBreakglassCredentialUpdate,
 	ValidateStatusUpdate: validation.ValidateBreakglassCredentialStatusUpdate,
