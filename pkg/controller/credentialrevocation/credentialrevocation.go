@@ -82,9 +82,11 @@ func (a *adapter) Plan(cluster *v1alpha1.HCPCluster, consumer string) (bundle.Pl
 	name := "break-glass-" + strconv.FormatInt(requested.LastTransitionTime.Unix(), 10)
 	hcpNamespace := render.ControlPlaneNamespace(a.env, cluster)
 	return bundle.Plan[*v1alpha1.HCPCluster]{
-		Input:        name,
-		Render:       func() (*protocol.ManifestBundle, error) { return render.CertificateRevocation(hcpNamespace, name) },
-		RenderFailed: func(c *v1alpha1.HCPCluster, err error) { setRevoking(c, metav1.ConditionFalse, "RenderFailed", err.Error()) },
+		Input:  name,
+		Render: func() (*protocol.ManifestBundle, error) { return render.CertificateRevocation(hcpNamespace, name) },
+		RenderFailed: func(c *v1alpha1.HCPCluster, err error) {
+			setRevoking(c, metav1.ConditionFalse, "RenderFailed", err.Error())
+		},
 		Report: func(c *v1alpha1.HCPCluster, report source.BundleStatus, reported bool) time.Duration {
 			progress(c, report, reported, consumer)
 			return 0
