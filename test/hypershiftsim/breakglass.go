@@ -142,7 +142,7 @@ func (s *Simulator) syncCSR(ctx context.Context, name string) (time.Duration, er
 	if err != nil {
 		return 0, err
 	}
-	certPEM, err := ca.sign(request, csr.Spec.Usages, csr.Spec.ExpirationSeconds, now())
+	certPEM, err := ca.sign(request, csr.Spec.Usages, csr.Spec.ExpirationSeconds, now(), s.opts.MaxCertificateTTL)
 	if err != nil {
 		return 0, err
 	}
@@ -313,10 +313,13 @@ func (s *Simulator) writeSigner(ctx context.Context, namespace, class string, ex
 // sign issues a client certificate for request, as HyperShift's signing
 // controller does: the CSR's usages, at most breakGlassCertTTL (or the CSR's
 // expirationSeconds if shorter), never beyond the CA's own expiry.
-func (ca *signerCA) sign(request *x509.CertificateRequest, usages []certificatesv1.KeyUsage, expirationSeconds *int32, now time.Time) ([]byte, error) {
-	ttl := breakGlassCertTTL
+func (ca *signerCA) sign(request *x509.CertificateRequest, usages []certificatesv1.KeyUsage, expirationSeconds *int32, now time.Time, maxTTL time.Duration) ([]byte, error) {
+	if maxTTL <= 0 {
+		maxTTL = breakGlassCertTTL
+	}
+	ttl := maxTTL
 	if expirationSeconds != nil {
-		ttl = min(max(time.Duration(*expirationSeconds)*time.Second, 2*backdate), breakGlassCertTTL)
+		ttl = min(max(time.Duration(*expirationSeconds)*time.Second, 2*backdate), maxTTL)
 	}
 	notAfter := now.Add(ttl)
 	if notAfter.After(ca.cert.NotAfter) {

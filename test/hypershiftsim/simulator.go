@@ -73,6 +73,10 @@ type Options struct {
 	// reads the tag (quay.io/openshift-release-dev/ocp-release:4.20.8-x86_64 is
 	// 4.20.8); an image it cannot map is reported as invalid (ValidReleaseImage=False).
 	ReleaseVersion func(image string) (version string, ok bool)
+	// MaxCertificateTTL is the longest break-glass certificate the signer issues, as a real signer's
+	// --cluster-signing-duration caps what a CSR asks for; 24 hours when zero. A test shortens it to see
+	// credentials expire.
+	MaxCertificateTTL time.Duration
 
 	// The failure injections are read when an object is synced: a change to what
 	// they return takes effect at that object's next change.
