@@ -169,12 +169,20 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, rules StorageRules) (map[s
 		return nil, err
 	}
 	storage["nodepools/scale"] = nodepool.NewScaleREST(storage["nodepools"].(*hcpregistry.REST).Store)
-	if err := add("breakglasscredentials")(breakglasscredential.NewREST(Scheme, optsGetter, rules.Claims, rules.MaxBreakglassCredentialsPerCluster)); err != nil {
+	keys, destroyKeys, err := breakglasscredential.NewKeys(optsGetter)
+	if err != nil {
 		return nil, err
 	}
+	if err := add("breakglasscredentials")(breakglasscredential.NewREST(Scheme, optsGetter, rules.Claims, rules.MaxBreakglassCredentialsPerCluster, keys)); err != nil {
+		destroyKeys()
+		return nil, err
+	}
+	credentials := storage["breakglasscredentials"].(*hcpregistry.REST).Store
+	if destroy := credentials.DestroyFunc; destroy != nil {
+		credentials.DestroyFunc = func() { destroyKeys(); destroy() }
+	}
 	storage["hcpclusters/revokecredentials"] = hcpcluster.NewRevokeREST(storage["hcpclusters/status"].(*hcpregistry.StatusREST))
-	storage["breakglasscredentials/kubeconfig"] = breakglasscredential.NewKubeconfigREST(
-		storage["breakglasscredentials"].(*hcpregistry.REST).Store, clusters.Store)
+	storage["breakglasscredentials/kubeconfig"] = breakglasscredential.NewKubeconfigREST(credentials, clusters.Store, keys)
 	if err := add("managementclusters")(managementcluster.NewREST(Scheme, optsGetter, rules.Claims)); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package validation
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
@@ -110,11 +112,30 @@ func validateCertificateSigningRequest(fldPath *field.Path, csrPEM string) field
 			fmt.Sprintf("must be signed with the key it requests a certificate for: %v", err))}
 	}
 	var allErrs field.ErrorList
+	if weak := weakKey(csr.PublicKey); weak != "" {
+		allErrs = append(allErrs, field.Invalid(fldPath, weak,
+			"a break-glass credential is cluster-admin: use an RSA key of at least 2048 bits, or an ECDSA key of at least 256 bits, or Ed25519"))
+	}
 	user, found := strings.CutPrefix(csr.Subject.CommonName, breakGlassUserPrefix)
 	if !found || user == "" || !slices.Equal(csr.Subject.Organization, []string{breakGlassGroup}) {
 		allErrs = append(allErrs, field.Invalid(fldPath, csr.Subject.String(), subjectMsg))
 	}
 	return append(allErrs, validateCSRUsages(fldPath, csr.Extensions)...)
+}
+
+// weakKey names a public key too weak for a cluster-admin credential; empty when it is strong enough.
+func weakKey(key any) string {
+	switch k := key.(type) {
+	case *rsa.PublicKey:
+		if bits := k.N.BitLen(); bits < 2048 {
+			return fmt.Sprintf("RSA key of %d bits", bits)
+		}
+	case *ecdsa.PublicKey:
+		if bits := k.Curve.Params().BitSize; bits < 256 {
+			return fmt.Sprintf("ECDSA key of %d bits", bits)
+		}
+	}
+	return ""
 }
 
 // validateCSRUsages allows a key usage extension with digitalSignature and keyEncipherment only,

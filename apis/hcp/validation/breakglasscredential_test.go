@@ -1,9 +1,11 @@
 package validation
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
@@ -31,6 +33,16 @@ func newKey(t *testing.T) *ecdsa.PrivateKey {
 func csrPEM(t *testing.T, subject pkix.Name, extensions ...pkix.Extension) string {
 	t.Helper()
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: subject, ExtraExtensions: extensions}, newKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
+}
+
+// csrWithKey returns a valid break-glass request signed with key.
+func csrWithKey(t *testing.T, key crypto.Signer) string {
+	t.Helper()
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: breakGlassSubject}, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +143,27 @@ func TestValidateBreakglassCredential(t *testing.T) {
 			block, _ := pem.Decode([]byte(validCSR))
 			block.Bytes[len(block.Bytes)-1] ^= 0xff // the last byte is in the signature
 			bgc.Spec.CertificateSigningRequest = string(pem.EncodeToMemory(block))
+		}, want: []wantErr{invalid(csrPath)}},
+		{name: "RSA 1024", mutate: func(bgc *hcp.BreakglassCredential) {
+			key, err := rsa.GenerateKey(rand.Reader, 1024)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bgc.Spec.CertificateSigningRequest = csrWithKey(t, key)
+		}, want: []wantErr{invalid(csrPath)}},
+		{name: "RSA 2048", mutate: func(bgc *hcp.BreakglassCredential) {
+			key, err := rsa.GenerateKey(rand.Reader, 2048)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bgc.Spec.CertificateSigningRequest = csrWithKey(t, key)
+		}},
+		{name: "ECDSA P-224", mutate: func(bgc *hcp.BreakglassCredential) {
+			key, err := ecdsa.GenerateKey(elliptic.P224(), rand.Reader)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bgc.Spec.CertificateSigningRequest = csrWithKey(t, key)
 		}, want: []wantErr{invalid(csrPath)}},
 		{name: "other user", mutate: func(bgc *hcp.BreakglassCredential) {
 			bgc.Spec.CertificateSigningRequest = csrPEM(t, pkix.Name{CommonName: "system:customer-break-glass:jane", Organization: []string{"system:masters"}})

@@ -21,12 +21,13 @@ import (
 
 // KubeconfigREST serves breakglasscredentials/<name>/kubeconfig: a kubeconfig for the credential's
 // cluster, with the cluster's API URL, the CA its control plane reported, and the signed certificate; the
-// key stays with whoever made the CSR. It is a subresource of its own, as gardener's adminkubeconfig is,
+// key stays with whoever made the CSR, and is added here only when the server made it. It is a subresource of its own, as gardener's adminkubeconfig is,
 // so that RBAC can let a role list credentials without reading kubeconfigs. The answer is the kubeconfig
 // itself, in YAML, so that `kubectl get --raw .../kubeconfig > cluster.kubeconfig` gives a working file.
 type KubeconfigREST struct {
 	credentials *genericregistry.Store
 	clusters    *genericregistry.Store
+	keys        *Keys
 	now         func() time.Time
 }
 
@@ -35,9 +36,10 @@ var (
 	_ rest.StorageMetadata = &KubeconfigREST{}
 )
 
-// NewKubeconfigREST returns the kubeconfig subresource over the stores of credentials and clusters.
-func NewKubeconfigREST(credentials, clusters *genericregistry.Store) *KubeconfigREST {
-	return &KubeconfigREST{credentials: credentials, clusters: clusters, now: time.Now}
+// NewKubeconfigREST returns the kubeconfig subresource over the stores of credentials and clusters, and
+// the keys the server made.
+func NewKubeconfigREST(credentials, clusters *genericregistry.Store, keys *Keys) *KubeconfigREST {
+	return &KubeconfigREST{credentials: credentials, clusters: clusters, keys: keys, now: time.Now}
 }
 
 // New implements rest.Storage; the subresource answers a kubeconfig, not a stored kind.
@@ -83,7 +85,16 @@ func (r *KubeconfigREST) Get(ctx context.Context, name string, options *metav1.G
 	if cluster.Status.API.URL == "" {
 		return nil, apierrors.NewConflict(resource, name, fmt.Errorf("cluster %s reports no API URL yet", cluster.Name))
 	}
-	kubeconfig, err := clientcmd.Write(Kubeconfig(credential, cluster.Status.API.URL))
+	config := Kubeconfig(credential, cluster.Status.API.URL)
+	if r.keys != nil {
+		key, err := r.keys.keyOf(ctx, credential)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		// A credential made with a CSR has no key here: its maker merges its own.
+		config.AuthInfos[credential.Name].ClientKeyData = key
+	}
+	kubeconfig, err := clientcmd.Write(config)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}

@@ -1,6 +1,9 @@
 package breakglasscredential
 
 import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
@@ -12,12 +15,22 @@ import (
 
 // NewREST returns the storage of breakglasscredentials and breakglasscredentials/status. A cluster
 // may have at most maxPerCluster unexpired credentials, counted under a lock in c; a nil c leaves
-// the limit out, for tests of the store alone.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store, maxPerCluster int) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
-	return newREST(NewStrategy(scheme), optsGetter, c, maxPerCluster)
+// the limit out, for tests of the store alone. A credential created without a certificate signing
+// request gets a key made by the server, kept in keys.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store, maxPerCluster int, keys *Keys) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+	s := NewStrategy(scheme)
+	if keys != nil {
+		withKeys := kind
+		withKeys.Created = func(obj *hcp.BreakglassCredential) {
+			kind.Created(obj)
+			keys.makeCSR(obj)
+		}
+		s = hcpregistry.NewStrategy(scheme, withKeys)
+	}
+	return newREST(s, optsGetter, c, maxPerCluster, keys)
 }
 
-func newREST(s hcpregistry.Strategy[*hcp.BreakglassCredential], optsGetter generic.RESTOptionsGetter, c *claims.Store, maxPerCluster int) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+func newREST(s hcpregistry.Strategy[*hcp.BreakglassCredential], optsGetter generic.RESTOptionsGetter, c *claims.Store, maxPerCluster int, keys *Keys) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
 	store := &genericregistry.Store{
 		NewFunc:                   func() runtime.Object { return &hcp.BreakglassCredential{} },
 		NewListFunc:               func() runtime.Object { return &hcp.BreakglassCredentialList{} },
@@ -30,15 +43,45 @@ func newREST(s hcpregistry.Strategy[*hcp.BreakglassCredential], optsGetter gener
 		ResetFieldsStrategy:       s,
 		TableConvertor:            tableConvertor,
 	}
-	var beginCreate hcpregistry.BeginCreate
+	var begin []hcpregistry.BeginCreate
 	if c != nil {
-		beginCreate = limitPerCluster(store, c, maxPerCluster)
+		begin = append(begin, limitPerCluster(store, c, maxPerCluster))
+	}
+	if keys != nil {
+		begin = append(begin, keys.keep)
+		store.AfterDelete = func(obj runtime.Object, _ *metav1.DeleteOptions) {
+			keys.forget(context.Background(), obj.(*hcp.BreakglassCredential))
+		}
 	}
 	return hcpregistry.NewStores(hcpregistry.StoreOptions{
 		Store:          store,
 		StatusStrategy: NewStatusStrategy(s),
 		ShortNames:     []string{"bgc"},
 		AttrFunc:       GetAttrs,
-		BeginCreate:    beginCreate,
+		BeginCreate:    chain(begin...),
 	}, optsGetter)
+}
+
+// chain begins each of begin in turn; a refusal finishes those already begun.
+func chain(begin ...hcpregistry.BeginCreate) hcpregistry.BeginCreate {
+	if len(begin) == 0 {
+		return nil
+	}
+	return func(ctx context.Context, obj runtime.Object, dryRun []string) (genericregistry.FinishFunc, error) {
+		var finishes []genericregistry.FinishFunc
+		finish := func(ctx context.Context, success bool) {
+			for i := len(finishes) - 1; i >= 0; i-- {
+				finishes[i](ctx, success)
+			}
+		}
+		for _, b := range begin {
+			f, err := b(ctx, obj, dryRun)
+			if err != nil {
+				finish(ctx, false)
+				return nil, err
+			}
+			finishes = append(finishes, f)
+		}
+		return finish, nil
+	}
 }
