@@ -98,7 +98,9 @@ resources:
 		t.Errorf("the server's CSR is for %s, want CN=system:customer-break-glass:system-admin", csr.Subject)
 	}
 	for what, read := range map[string]func() (any, error){
-		"get":  func() (any, error) { return hc.BreakglassCredentials("default").Get(ctx, "legacy", metav1.GetOptions{}) },
+		"get": func() (any, error) {
+			return hc.BreakglassCredentials("default").Get(ctx, "legacy", metav1.GetOptions{})
+		},
 		"list": func() (any, error) { return hc.BreakglassCredentials("default").List(ctx, metav1.ListOptions{}) },
 	} {
 		obj, err := read()
