@@ -29,6 +29,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/hcpcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/managementcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/nodepool"
+	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
 var (
@@ -66,6 +67,8 @@ type StorageRules struct {
 	Claims *claims.Store
 	// MaxBreakglassCredentialsPerCluster is how many unexpired break-glass credentials a cluster may have.
 	MaxBreakglassCredentialsPerCluster int
+	// Catalog resolves the versions of clusters as they are stored.
+	Catalog *versioncatalog.Catalog
 }
 
 // CompletedConfig is a Config with every default filled in.
@@ -160,7 +163,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, rules StorageRules) (map[s
 			return nil
 		}
 	}
-	if err := add("hcpclusters")(hcpcluster.NewREST(Scheme, optsGetter, rules.Claims)); err != nil {
+	if err := add("hcpclusters")(hcpcluster.NewREST(Scheme, optsGetter, rules.Claims, rules.Catalog)); err != nil {
 		return nil, err
 	}
 	// Node pools read their cluster as stored, to keep the last pool of a running cluster.

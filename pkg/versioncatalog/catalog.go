@@ -162,6 +162,34 @@ func (c *Catalog) Resolve(group, minor string) (Release, bool) {
 	}
 }
 
+// Resolution is what a cluster's version resolves to, worded for its VersionResolved condition.
+type Resolution struct {
+	// Desired is the full version; empty when the catalog has none.
+	Desired string
+	Resolved bool
+	Reason   string
+	Message  string
+}
+
+// ResolveCluster resolves the version a cluster asks for (minor in group), which currently resolved to
+// current (empty at first). A resolved version never moves down: a catalog that now offers an older patch
+// of the same minor (a release pulled from stable, say) leaves the cluster where it is.
+func (c *Catalog) ResolveCluster(group, minor, current string) Resolution {
+	release, ok := c.Resolve(group, minor)
+	if !ok {
+		return Resolution{Desired: current, Reason: "NotInCatalog",
+			Message: fmt.Sprintf("the version catalog offers no %s release in channel group %s", minor, group)}
+	}
+	resolved := release.Version
+	if v, err := version.ParseSemantic(current); err == nil && MajorMinor(v) == minor && v.GreaterThan(resolved) {
+		if _, known := c.Find(group, v.String()); known {
+			resolved = v
+		}
+	}
+	return Resolution{Desired: resolved.String(), Resolved: true, Reason: "Resolved",
+		Message: fmt.Sprintf("%s in channel group %s resolves to %s", minor, group, resolved)}
+}
+
 // MajorMinor prints the MAJOR.MINOR of a version.
 func MajorMinor(v *version.Version) string {
 	return fmt.Sprintf("%d.%d", v.Major(), v.Minor())

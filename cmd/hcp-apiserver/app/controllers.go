@@ -81,15 +81,21 @@ func (noAgents) Delete(string, string) error                                 { r
 func (noAgents) AddStatusHandler(source.StatusHandler)                       {}
 func (noAgents) SetSynced()                                                  {}
 
-// start runs the cluster controllers on the server's loopback client until ctx ends, with
-// informers of their own, which end with them. src is nil when Maestro is off.
-func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, catalog *versioncatalog.Catalog, src *source.Source) error {
-	// Protobuf on the loopback: the controllers' informers decode every watch event of every object, and
-	// protobuf decodes several times cheaper than JSON.
+// protobuf returns a copy of the loopback config that speaks protobuf, as kube-apiserver's loopback does:
+// the server's own informers (the controllers', the admission plugins') decode every watch event of every
+// object, and protobuf decodes several times cheaper than JSON. JSON stays accepted for what has no
+// protobuf.
+func protobuf(loopback *rest.Config) *rest.Config {
 	cfg := rest.CopyConfig(loopback)
 	cfg.ContentType = runtime.ContentTypeProtobuf
 	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	client, err := versioned.NewForConfig(cfg)
+	return cfg
+}
+
+// start runs the cluster controllers on the server's loopback client until ctx ends, with
+// informers of their own, which end with them. src is nil when Maestro is off.
+func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, catalog *versioncatalog.Catalog, src *source.Source) error {
+	client, err := versioned.NewForConfig(protobuf(loopback))
 	if err != nil {
 		return err
 	}

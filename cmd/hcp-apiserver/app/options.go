@@ -20,11 +20,13 @@ import (
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
+	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	cliflag "k8s.io/component-base/cli/flag"
 	basecompatibility "k8s.io/component-base/compatibility"
 	netutils "k8s.io/utils/net"
 
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	hcpadmission "github.com/aro-hcp/hcp-apiserver/pkg/admission"
 	admissioninit "github.com/aro-hcp/hcp-apiserver/pkg/admission/initializer"
@@ -236,7 +238,7 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 	// The plugins read the server's own resources through informers on its loopback client.
 	var hcpInformers informers.SharedInformerFactory
 	newAdmissionInitializer := func(c *genericapiserver.RecommendedConfig) (admission.PluginInitializer, error) {
-		client, err := versioned.NewForConfig(c.LoopbackClientConfig)
+		client, err := versioned.NewForConfig(protobuf(c.LoopbackClientConfig))
 		if err != nil {
 			return nil, err
 		}
@@ -245,6 +247,24 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 	}
 	// A copy, so that Config leaves the options as they were.
 	recommended := *o.RecommendedOptions
+	etcd := *recommended.Etcd
+	recommended.Etcd = &etcd
+	// The generic options store objects with the storage config's codec as it is (JSON here), whatever
+	// --storage-media-type says: that flag takes effect only through a storage factory, which a server of
+	// one group does not need. So the codec is made here, as kube-apiserver's storage factory makes it:
+	// it writes the media type asked for and reads every one, so objects stored as JSON before still read,
+	// and are written in the new media type on their next write.
+	codec, versioner, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
+		StorageMediaType:  etcd.DefaultStorageMediaType,
+		StorageSerializer: apiserver.Codecs,
+		StorageVersion:    v1alpha1.SchemeGroupVersion,
+		MemoryVersion:     hcp.SchemeGroupVersion,
+		Config:            etcd.StorageConfig,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--storage-media-type: %w", err)
+	}
+	etcd.StorageConfig.Codec, etcd.StorageConfig.EncodeVersioner = codec, versioner
 	recommended.ExtraAdmissionInitializers = func(c *genericapiserver.RecommendedConfig) ([]admission.PluginInitializer, error) {
 		i, err := newAdmissionInitializer(c)
 		return []admission.PluginInitializer{i}, err
@@ -288,6 +308,7 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 		Rules: apiserver.StorageRules{
 			Claims:                             claims.New(etcdClient),
 			MaxBreakglassCredentialsPerCluster: o.MaxBreakglassCredentialsPerCluster,
+			Catalog:                            catalog,
 		},
 	}, nil
 }

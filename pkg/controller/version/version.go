@@ -4,12 +4,10 @@ package version
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
@@ -63,27 +61,16 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	return 0, err
 }
 
-// Resolve sets status.version.desired and the condition VersionResolved of cluster. A resolved version
-// never moves down: a catalog that now offers an older patch of the same minor (a release pulled from
-// stable, say) leaves the cluster where it is.
+// Resolve sets status.version.desired and the condition VersionResolved of cluster, as the registry does
+// when the cluster is created or its spec.version changes.
 func Resolve(cluster *v1alpha1.HCPCluster, catalog *versioncatalog.Catalog) {
-	group, minor := cluster.Spec.Version.ChannelGroup, cluster.Spec.Version.ID
-	release, ok := catalog.Resolve(group, minor)
-	if !ok {
-		clusterstatus.SetCondition(cluster, v1alpha1.ConditionVersionResolved, metav1.ConditionFalse, "NotInCatalog",
-			fmt.Sprintf("the version catalog offers no %s release in channel group %s", minor, group))
-		return
+	r := catalog.ResolveCluster(cluster.Spec.Version.ChannelGroup, cluster.Spec.Version.ID, cluster.Status.Version.Desired)
+	status := metav1.ConditionFalse
+	if r.Resolved {
+		status = metav1.ConditionTrue
+		cluster.Status.Version.Desired = r.Desired
 	}
-	resolved := release.Version
-	if current, err := utilversion.ParseSemantic(cluster.Status.Version.Desired); err == nil &&
-		versioncatalog.MajorMinor(current) == minor && current.GreaterThan(resolved) {
-		if _, known := catalog.Find(group, current.String()); known {
-			resolved = current
-		}
-	}
-	cluster.Status.Version.Desired = resolved.String()
-	clusterstatus.SetCondition(cluster, v1alpha1.ConditionVersionResolved, metav1.ConditionTrue, "Resolved",
-		fmt.Sprintf("%s in channel group %s resolves to %s", minor, group, resolved))
+	clusterstatus.SetCondition(cluster, v1alpha1.ConditionVersionResolved, status, r.Reason, r.Message)
 }
 
 // ReleaseImage returns the release image of the version cluster resolved to.

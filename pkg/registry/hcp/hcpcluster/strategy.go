@@ -5,6 +5,8 @@ package hcpcluster
 import (
 	"github.com/google/uuid"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,6 +15,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/validation"
 	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
+	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
 // kind tells the shared strategies where a HCPCluster's spec and status are and how they are checked.
@@ -38,9 +41,38 @@ var kind = hcpregistry.Kind[*hcp.HCPCluster]{
 	Deleting: func(obj *hcp.HCPCluster) { obj.Status.ProvisioningState = hcp.ProvisioningStateDeleting },
 }
 
-// NewStrategy returns the strategy for creating and updating HCPClusters.
-func NewStrategy(typer runtime.ObjectTyper) hcpregistry.Strategy[*hcp.HCPCluster] {
-	return hcpregistry.NewStrategy(typer, kind)
+// NewStrategy returns the strategy for creating and updating HCPClusters. With a catalog, a new cluster,
+// and one whose spec.version changes, is stored with its version resolved: the catalog is in memory, so
+// the write that creates the cluster says what it runs, and no second write has to.
+func NewStrategy(typer runtime.ObjectTyper, catalog *versioncatalog.Catalog) hcpregistry.Strategy[*hcp.HCPCluster] {
+	if catalog == nil {
+		return hcpregistry.NewStrategy(typer, kind)
+	}
+	resolving := kind
+	resolving.Created = func(obj *hcp.HCPCluster) {
+		kind.Created(obj)
+		resolveVersion(obj, catalog)
+	}
+	resolving.SpecUpdated = func(obj, old *hcp.HCPCluster) {
+		kind.SpecUpdated(obj, old)
+		if obj.Spec.Version != old.Spec.Version {
+			resolveVersion(obj, catalog)
+		}
+	}
+	return hcpregistry.NewStrategy(typer, resolving)
+}
+
+// resolveVersion sets status.version.desired and VersionResolved, as the version controller does.
+func resolveVersion(obj *hcp.HCPCluster, catalog *versioncatalog.Catalog) {
+	r := catalog.ResolveCluster(obj.Spec.Version.ChannelGroup, obj.Spec.Version.ID, obj.Status.Version.Desired)
+	status := metav1.ConditionFalse
+	if r.Resolved {
+		status = metav1.ConditionTrue
+		obj.Status.Version.Desired = r.Desired
+	}
+	meta.SetStatusCondition(&obj.Status.Conditions, metav1.Condition{
+		Type: hcp.ConditionVersionResolved, Status: status, Reason: r.Reason, Message: r.Message, ObservedGeneration: obj.Generation,
+	})
 }
 
 // NewStatusStrategy returns the strategy for the /status subresource.

@@ -6,17 +6,19 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/registrytest"
+	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
 func TestCreateAcceptsAndStartsGeneration(t *testing.T) {
 	c := validCluster(t)
 	c.Status.ProvisioningState = hcp.ProvisioningStateSucceeded
 	c.Status.ManagementCluster = "mc-1"
-	NewStrategy(registrytest.Scheme).PrepareForCreate(context.Background(), c)
+	NewStrategy(registrytest.Scheme, nil).PrepareForCreate(context.Background(), c)
 	if c.Status.ProvisioningState != hcp.ProvisioningStateAccepted || c.Status.ManagementCluster != "" || c.Generation != 1 {
 		t.Errorf("after create: status %+v generation %d, want only Accepted and a cluster ID, and generation 1", c.Status, c.Generation)
 	}
@@ -27,14 +29,14 @@ func TestCreateAcceptsAndStartsGeneration(t *testing.T) {
 		t.Errorf("finalizers %v, want %s", c.Finalizers, hcp.DeliveryFinalizer)
 	}
 	other := validCluster(t)
-	NewStrategy(registrytest.Scheme).PrepareForCreate(context.Background(), other)
+	NewStrategy(registrytest.Scheme, nil).PrepareForCreate(context.Background(), other)
 	if other.Status.ClusterID == c.Status.ClusterID {
 		t.Error("two clusters got the same cluster ID")
 	}
 }
 
 func TestSpecChangeOfAProvisionedClusterIsAnUpdate(t *testing.T) {
-	s := NewStrategy(registrytest.Scheme)
+	s := NewStrategy(registrytest.Scheme, nil)
 	for before, want := range map[hcp.ProvisioningState]hcp.ProvisioningState{
 		hcp.ProvisioningStateSucceeded:    hcp.ProvisioningStateUpdating,
 		hcp.ProvisioningStateFailed:       hcp.ProvisioningStateUpdating,
@@ -56,7 +58,7 @@ func TestSpecChangeOfAProvisionedClusterIsAnUpdate(t *testing.T) {
 func TestDeleteMarksDeleting(t *testing.T) {
 	c := validCluster(t)
 	c.Status.ProvisioningState = hcp.ProvisioningStateSucceeded
-	if graceful := NewStrategy(registrytest.Scheme).CheckGracefulDelete(context.Background(), c, &metav1.DeleteOptions{}); graceful {
+	if graceful := NewStrategy(registrytest.Scheme, nil).CheckGracefulDelete(context.Background(), c, &metav1.DeleteOptions{}); graceful {
 		t.Error("a delete asked for a grace period")
 	}
 	if c.Status.ProvisioningState != hcp.ProvisioningStateDeleting {
@@ -65,7 +67,7 @@ func TestDeleteMarksDeleting(t *testing.T) {
 }
 
 func TestGenerationCountsSpecChangesOnly(t *testing.T) {
-	s := NewStrategy(registrytest.Scheme)
+	s := NewStrategy(registrytest.Scheme, nil)
 	old := validCluster(t)
 	old.Generation = 4
 	old.Status.ProvisioningState = hcp.ProvisioningStateSucceeded
@@ -94,7 +96,7 @@ func TestStatusUpdateKeepsSpec(t *testing.T) {
 	updated := old.DeepCopy()
 	updated.Spec.Version.ID = "4.21"
 	updated.Status.ProvisioningState = hcp.ProvisioningStateProvisioning
-	NewStatusStrategy(NewStrategy(registrytest.Scheme)).PrepareForUpdate(context.Background(), updated, old)
+	NewStatusStrategy(NewStrategy(registrytest.Scheme, nil)).PrepareForUpdate(context.Background(), updated, old)
 	if updated.Spec.Version.ID != "4.20" {
 		t.Errorf("a status update changed spec.version.id to %q", updated.Spec.Version.ID)
 	}
@@ -115,5 +117,27 @@ func TestSelectableFields(t *testing.T) {
 		if got[field] != want {
 			t.Errorf("field %s = %q, want %q", field, got[field], want)
 		}
+	}
+}
+
+// A cluster is stored with its version resolved, and again when its spec.version changes: no second write
+// has to follow the create.
+func TestCreateAndVersionChangeResolveTheVersion(t *testing.T) {
+	catalog := versioncatalog.Default()
+	s := NewStrategy(registrytest.Scheme, catalog)
+	c := validCluster(t)
+	s.PrepareForCreate(context.Background(), c)
+	want := catalog.ResolveCluster(c.Spec.Version.ChannelGroup, c.Spec.Version.ID, "")
+	resolved := meta.FindStatusCondition(c.Status.Conditions, hcp.ConditionVersionResolved)
+	if !want.Resolved || c.Status.Version.Desired != want.Desired || resolved == nil || resolved.Status != metav1.ConditionTrue || resolved.ObservedGeneration != 1 {
+		t.Fatalf("after create: version %q, VersionResolved %+v; want %q, True at generation 1", c.Status.Version.Desired, resolved, want.Desired)
+	}
+
+	updated := c.DeepCopy()
+	updated.Spec.Version.ID = "9.99"
+	s.PrepareForUpdate(context.Background(), updated, c)
+	resolved = meta.FindStatusCondition(updated.Status.Conditions, hcp.ConditionVersionResolved)
+	if resolved == nil || resolved.Status != metav1.ConditionFalse || resolved.Reason != "NotInCatalog" || updated.Status.Version.Desired != want.Desired {
+		t.Errorf("after asking for 9.99: version %q, VersionResolved %+v; want %q kept and NotInCatalog", updated.Status.Version.Desired, resolved, want.Desired)
 	}
 }
