@@ -165,7 +165,7 @@ func (c *Catalog) Resolve(group, minor string) (Release, bool) {
 // Resolution is what a cluster's version resolves to, worded for its VersionResolved condition.
 type Resolution struct {
 	// Desired is the full version; empty when the catalog has none.
-	Desired string
+	Desired  string
 	Resolved bool
 	Reason   string
 	Message  string
