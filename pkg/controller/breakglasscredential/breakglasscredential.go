@@ -20,10 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions/hcp/v1alpha1"
 	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
@@ -84,21 +84,7 @@ func New(client versioned.Interface, creds informers.BreakglassCredentialInforme
 		return nil, err
 	}
 	// A credential waits for its cluster, and is revoked by a revocation of its cluster's credentials.
-	enqueueCredentialsOf := func(obj any) {
-		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-		if err != nil {
-			return
-		}
-		credentials, _ := creds.Informer().GetIndexer().ByIndex(byCluster, key)
-		for _, c := range credentials {
-			r.Enqueue(c)
-		}
-	}
-	if _, err := clusters.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueueCredentialsOf,
-		UpdateFunc: func(_, obj any) { enqueueCredentialsOf(obj) },
-		DeleteFunc: enqueueCredentialsOf,
-	}); err != nil {
+	if err := r.FollowChanges(clusters.Informer(), byCluster); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -122,14 +108,10 @@ func (a *adapter) Consumer(c *v1alpha1.BreakglassCredential) (string, error) {
 	if apierrors.IsNotFound(err) {
 		return "", nil
 	}
-	if err != nil || cluster.Status.ManagementCluster == "" {
+	if err != nil {
 		return "", err
 	}
-	mc, err := a.mcs.Get(cluster.Status.ManagementCluster)
-	if err != nil {
-		return "", fmt.Errorf("management cluster %s of cluster %s: %w", cluster.Status.ManagementCluster, klog.KObj(cluster), err)
-	}
-	return mc.Spec.ConsumerName, nil
+	return placement.Consumer(a.mcs, cluster)
 }
 
 // Plan issues a Pending credential of a Succeeded cluster, and lets every other one live by the clock.

@@ -119,6 +119,28 @@ func (r *Reconciler[T]) forget(obj any) {
 // depend on.
 func (r *Reconciler[T]) Enqueue(obj any) { r.queue.Enqueue(obj) }
 
+// FollowChanges queues, on every change of an object of what (an HCPCluster, say), the objects of the
+// kind that index under its namespace/name key in the kind's informer index: a node pool or a credential
+// waits for its cluster, and goes with it.
+func (r *Reconciler[T]) FollowChanges(what cache.SharedIndexInformer, index string) error {
+	enqueue := func(obj any) {
+		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+		if err != nil {
+			return
+		}
+		dependents, _ := r.indexer.ByIndex(index, key)
+		for _, d := range dependents {
+			r.queue.Enqueue(d)
+		}
+	}
+	_, err := what.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+		DeleteFunc: enqueue,
+	})
+	return err
+}
+
 // Run gives the source every object's bundle, tells it so, and delivers until ctx ends.
 func (r *Reconciler[T]) Run(ctx context.Context, workers int) {
 	if !cache.WaitForCacheSync(ctx.Done(), r.synced...) {

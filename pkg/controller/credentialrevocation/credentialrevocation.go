@@ -8,16 +8,15 @@
 package credentialrevocation
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions/hcp/v1alpha1"
 	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
@@ -56,14 +55,7 @@ func (a *adapter) Client(namespace string) bundle.Client[*v1alpha1.HCPCluster] {
 }
 
 func (a *adapter) Consumer(cluster *v1alpha1.HCPCluster) (string, error) {
-	if cluster.Status.ManagementCluster == "" {
-		return "", nil
-	}
-	mc, err := a.mcs.Get(cluster.Status.ManagementCluster)
-	if err != nil {
-		return "", fmt.Errorf("management cluster %s of cluster %s: %w", cluster.Status.ManagementCluster, klog.KObj(cluster), err)
-	}
-	return mc.Spec.ConsumerName, nil
+	return placement.Consumer(a.mcs, cluster)
 }
 
 // Plan delivers the revocation request of a cluster whose revocation was asked for, and withdraws it

@@ -14,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/klog/v2"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/version"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
@@ -71,14 +71,7 @@ func (a *adapter) Client(namespace string) bundle.Client[*v1alpha1.HCPCluster] {
 
 // Consumer returns the consumer a cluster is placed on; empty while it is not placed.
 func (a *adapter) Consumer(cluster *v1alpha1.HCPCluster) (string, error) {
-	if cluster.Status.ManagementCluster == "" {
-		return "", nil
-	}
-	mc, err := a.mcs.Get(cluster.Status.ManagementCluster)
-	if err != nil {
-		return "", fmt.Errorf("management cluster %s of cluster %s: %w", cluster.Status.ManagementCluster, klog.KObj(cluster), err)
-	}
-	return mc.Spec.ConsumerName, nil
+	return placement.Consumer(a.mcs, cluster)
 }
 
 // Plan renders a placed cluster once its version is resolved for this very generation: what is

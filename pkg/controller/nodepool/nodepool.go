@@ -17,10 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/version"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions/hcp/v1alpha1"
@@ -58,21 +58,7 @@ func New(client versioned.Interface, pools informers.NodePoolInformer, clusters 
 		return nil, err
 	}
 	// A pool waits for its cluster to be placed and delivered, and goes once its cluster is gone.
-	enqueuePoolsOf := func(obj any) {
-		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-		if err != nil {
-			return
-		}
-		pools, _ := pools.Informer().GetIndexer().ByIndex(byCluster, key)
-		for _, np := range pools {
-			r.Enqueue(np)
-		}
-	}
-	if _, err := clusters.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueuePoolsOf,
-		UpdateFunc: func(_, obj any) { enqueuePoolsOf(obj) },
-		DeleteFunc: enqueuePoolsOf,
-	}); err != nil {
+	if err := r.FollowChanges(clusters.Informer(), byCluster); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -104,14 +90,14 @@ func (a *adapter) placement(np *v1alpha1.NodePool) (*v1alpha1.HCPCluster, string
 	if apierrors.IsNotFound(err) {
 		return nil, "", nil
 	}
-	if err != nil || cluster.Status.ManagementCluster == "" {
+	if err != nil {
 		return cluster, "", err
 	}
-	mc, err := a.mcs.Get(cluster.Status.ManagementCluster)
+	consumer, err := placement.Consumer(a.mcs, cluster)
 	if err != nil {
-		return nil, "", fmt.Errorf("management cluster %s of cluster %s: %w", cluster.Status.ManagementCluster, klog.KObj(cluster), err)
+		return nil, "", err
 	}
-	return cluster, mc.Spec.ConsumerName, nil
+	return cluster, consumer, nil
 }
 
 // Plan waits, in Ready, until the pool's cluster can take it; a pool whose version is not in the catalog

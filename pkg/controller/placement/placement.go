@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
@@ -201,4 +202,17 @@ func (c *Controller) load(mcName string) (int, error) {
 		keys = keys.Union(assumed)
 	}
 	return keys.Len(), nil
+}
+
+// Consumer returns the Maestro consumer of the management cluster a cluster is placed on; empty while it is
+// not placed. Every kind delivered for a cluster goes there.
+func Consumer(mcs listers.ManagementClusterLister, cluster *v1alpha1.HCPCluster) (string, error) {
+	if cluster.Status.ManagementCluster == "" {
+		return "", nil
+	}
+	mc, err := mcs.Get(cluster.Status.ManagementCluster)
+	if err != nil {
+		return "", fmt.Errorf("management cluster %s of cluster %s: %w", cluster.Status.ManagementCluster, klog.KObj(cluster), err)
+	}
+	return mc.Spec.ConsumerName, nil
 }
