@@ -184,7 +184,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, rules StorageRules) (map[s
 	if destroy := credentials.DestroyFunc; destroy != nil {
 		credentials.DestroyFunc = func() { destroyKeys(); destroy() }
 	}
-	storage["hcpclusters/revokecredentials"] = hcpcluster.NewRevokeREST(storage["hcpclusters/status"].(*hcpregistry.StatusREST))
+	storage["hcpclusters/revokecredentials"] = hcpcluster.NewRevokeREST(storage["hcpclusters/status"].(*hcpregistry.StatusREST), Codecs.UniversalDecoder(hcp.SchemeGroupVersion))
 	storage["breakglasscredentials/kubeconfig"] = breakglasscredential.NewKubeconfigREST(credentials, clusters.Store, keys)
 	if err := add("managementclusters")(managementcluster.NewREST(Scheme, optsGetter, rules.Claims)); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"math/big"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
@@ -215,4 +218,55 @@ func signCSR(t *testing.T, csr *x509.CertificateRequest) []byte {
 		t.Fatal(err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// TestBreakglassRequestsRefusedWithTheReason: revoking the credentials of a cluster that is not Succeeded,
+// or with a body for another cluster, and reading the kubeconfig of a credential not issued yet, are
+// refused with a status that says why; a revocation that is taken answers 202 and shows in the cluster's
+// RevokingCredentials condition.
+func TestBreakglassRequestsRefusedWithTheReason(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	hc := client().HcpV1alpha1()
+	createCluster(t, ns, "dev")
+	revoke := func(body *v1alpha1.CredentialRevocation) error {
+		_, err := hc.HCPClusters(ns).RevokeCredentials(ctx, "dev", body, metav1.CreateOptions{})
+		return err
+	}
+
+	err := revoke(&v1alpha1.CredentialRevocation{})
+	if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), "only while it is Succeeded") {
+		t.Errorf("revoking the credentials of an Accepted cluster: %v, want 409 saying it must be Succeeded", err)
+	}
+	succeeded(t, ns, "dev")
+	err = revoke(&v1alpha1.CredentialRevocation{ObjectMeta: metav1.ObjectMeta{Name: "other"}})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "metadata.name") {
+		t.Errorf("a revocation whose body names another cluster: %v, want 422 at metadata.name", err)
+	}
+
+	credential, err := hc.BreakglassCredentials(ns).Create(ctx, fixtures.BreakglassCredential(ns, "dev", "oncall"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = hc.RESTClient().Get().Namespace(ns).Resource("breakglasscredentials").Name(credential.Name).SubResource("kubeconfig").Do(ctx).Error()
+	if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), "not yet Issued") {
+		t.Errorf("the kubeconfig of a Pending credential: %v, want 409 saying it is not yet Issued", err)
+	}
+
+	var status int
+	result := hc.RESTClient().Post().Namespace(ns).Resource("hcpclusters").Name("dev").SubResource("revokecredentials").
+		Body(&v1alpha1.CredentialRevocation{TypeMeta: metav1.TypeMeta{APIVersion: "hcp.aro.azure.com/v1alpha1", Kind: "CredentialRevocation"}}).
+		Do(ctx).StatusCode(&status)
+	if err := result.Error(); err != nil || status != http.StatusAccepted {
+		t.Fatalf("revoking the credentials of a Succeeded cluster: %d %v, want 202", status, err)
+	}
+	cluster, err := hc.HCPClusters(ns).Get(ctx, "dev", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cluster is not placed, so the controller may already have ended the revocation: it has nothing to
+	// revoke on any management cluster.
+	if cond := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionRevokingCredentials); cond == nil ||
+		!(cond.Status == metav1.ConditionTrue && cond.Reason == v1alpha1.RevocationRequested || cond.Status == metav1.ConditionFalse && cond.Reason == "NotPlaced") {
+		t.Errorf("RevokingCredentials after the request: %+v, want True Requested (or False NotPlaced once the controller saw it)", cond)
+	}
 }

@@ -1,7 +1,9 @@
 package hcpcluster
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"fmt"
 	"net/http"
 
@@ -16,21 +18,74 @@ import (
 	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
 )
 
-// RevokeREST serves hcpclusters/revokecredentials: a create, as ARM's POST revokeCredentials action is,
-// that turns the cluster's RevokingCredentials condition True and answers 202. The credential revocation
-// controller does the rest and reports it in the condition; admission refuses new credentials meanwhile.
-// The request is a status write, so a second one racing the first sees it and is refused.
+// RevokeREST serves hcpclusters/revokecredentials: a POST (RBAC verb create), as ARM's revokeCredentials
+// action is, that turns the cluster's RevokingCredentials condition True and answers 202 Accepted with a
+// Status. The credential revocation controller does the rest and reports it in the condition; admission
+// refuses new credentials meanwhile. The request is a status write, so a second one racing the first sees
+// it and is refused. It is a connecter because the generic create handler answers 201 whatever happened:
+// here nothing is created, a long operation is accepted.
 type RevokeREST struct {
-	status *hcpregistry.StatusREST
+	status  *hcpregistry.StatusREST
+	decoder runtime.Decoder
 }
 
 var (
-	_ rest.NamedCreater = &RevokeREST{}
-	_ rest.Storage      = &RevokeREST{}
+	_ rest.Connecter = &RevokeREST{}
+	_ rest.Storage   = &RevokeREST{}
 )
 
-// NewRevokeREST returns hcpclusters/revokecredentials, writing through the clusters' /status storage.
-func NewRevokeREST(status *hcpregistry.StatusREST) *RevokeREST { return &RevokeREST{status: status} }
+// maxRevocationBody bounds the body of a revocation request, which carries a name at most.
+const maxRevocationBody = 64 << 10
+
+// NewRevokeREST returns hcpclusters/revokecredentials, writing through the clusters' /status storage;
+// decoder reads the request's CredentialRevocation.
+func NewRevokeREST(status *hcpregistry.StatusREST, decoder runtime.Decoder) *RevokeREST {
+	return &RevokeREST{status: status, decoder: decoder}
+}
+
+// ConnectMethods implements rest.Connecter.
+func (r *RevokeREST) ConnectMethods() []string { return []string{http.MethodPost} }
+
+// NewConnectOptions implements rest.Connecter: the request has no query options.
+func (r *RevokeREST) NewConnectOptions() (runtime.Object, bool, string) { return nil, false, "" }
+
+// Connect answers a revocation request of cluster name.
+func (r *RevokeREST) Connect(ctx context.Context, name string, _ runtime.Object, responder rest.Responder) (http.Handler, error) {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(req.Body, maxRevocationBody+1))
+		if err != nil {
+			responder.Error(apierrors.NewBadRequest(fmt.Sprintf("reading the request: %v", err)))
+			return
+		}
+		if len(body) > maxRevocationBody {
+			responder.Error(apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("a revocation request is at most %d bytes", maxRevocationBody)))
+			return
+		}
+		revocation := &hcp.CredentialRevocation{}
+		if len(bytes.TrimSpace(body)) > 0 {
+			obj, _, err := r.decoder.Decode(body, nil, revocation)
+			if err != nil {
+				responder.Error(apierrors.NewBadRequest(fmt.Sprintf("the body must be a CredentialRevocation: %v", err)))
+				return
+			}
+			var ok bool
+			if revocation, ok = obj.(*hcp.CredentialRevocation); !ok {
+				responder.Error(apierrors.NewBadRequest(fmt.Sprintf("the body must be a CredentialRevocation, not %T", obj)))
+				return
+			}
+		}
+		var dryRun []string
+		if req.URL.Query().Has("dryRun") {
+			dryRun = req.URL.Query()["dryRun"]
+		}
+		status, err := r.revoke(ctx, name, revocation, dryRun)
+		if err != nil {
+			responder.Error(err)
+			return
+		}
+		responder.Object(http.StatusAccepted, status)
+	}), nil
+}
 
 // New implements rest.Storage.
 func (r *RevokeREST) New() runtime.Object { return &hcp.CredentialRevocation{} }
@@ -38,20 +93,11 @@ func (r *RevokeREST) New() runtime.Object { return &hcp.CredentialRevocation{} }
 // Destroy implements rest.Storage; the store of hcpclusters owns the etcd client.
 func (r *RevokeREST) Destroy() {}
 
-// Create asks for the revocation of every break-glass credential of cluster name issued so far.
-func (r *RevokeREST) Create(ctx context.Context, name string, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	revocation, ok := obj.(*hcp.CredentialRevocation)
-	if !ok {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("expected a CredentialRevocation, got %T", obj))
-	}
+// revoke asks for the revocation of every break-glass credential of cluster name issued so far.
+func (r *RevokeREST) revoke(ctx context.Context, name string, revocation *hcp.CredentialRevocation, dryRun []string) (*metav1.Status, error) {
 	if revocation.Name != "" && revocation.Name != name {
 		return nil, apierrors.NewInvalid(hcp.Kind("CredentialRevocation"), revocation.Name, field.ErrorList{
 			field.Invalid(field.NewPath("metadata", "name"), revocation.Name, "must be empty or the name of the cluster, "+name)})
-	}
-	if createValidation != nil {
-		if err := createValidation(ctx, obj); err != nil {
-			return nil, err
-		}
 	}
 	request := func(ctx context.Context, _, old runtime.Object) (runtime.Object, error) {
 		cluster := old.(*hcp.HCPCluster).DeepCopy()
@@ -68,10 +114,6 @@ func (r *RevokeREST) Create(ctx context.Context, name string, obj runtime.Object
 			Message: "the revocation of every break-glass credential issued so far was requested", ObservedGeneration: cluster.Generation,
 		})
 		return cluster, nil
-	}
-	var dryRun []string
-	if options != nil {
-		dryRun = options.DryRun
 	}
 	if _, _, err := r.status.Update(ctx, name, rest.DefaultUpdatedObjectInfo(nil, request), nil, rest.ValidateAllObjectUpdateFunc,
 		false, &metav1.UpdateOptions{DryRun: dryRun, FieldManager: "revokecredentials"}); err != nil {
