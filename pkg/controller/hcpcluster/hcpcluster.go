@@ -17,8 +17,8 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
-	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/version"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions/hcp/v1alpha1"

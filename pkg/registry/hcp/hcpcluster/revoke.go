@@ -3,8 +3,8 @@ package hcpcluster
 import (
 	"bytes"
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
