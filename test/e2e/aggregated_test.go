@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -13,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
@@ -173,6 +175,43 @@ func testDeployRoles(t *testing.T, mc *framework.ManagementCluster, clientAs fun
 	}
 	if !canI("bgc-admin", "get", "kubeconfig") {
 		t.Errorf("hcp-admin may not get breakglasscredentials/kubeconfig, want it may")
+	}
+
+	// The roles aggregate into the built-in ones, as kube-controller-manager's aggregation controller
+	// makes them: view lists clusters but neither creates them nor reads a kubeconfig; admin reads one.
+	mc.StartControllerManagerWith(t, "clusterrole-aggregation")
+	for _, user := range []struct{ name, role string }{{"view-user", "view"}, {"admin-user", "admin"}} {
+		if _, err := mc.Kube.RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: user.name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: user.role},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: user.name, Namespace: "default"}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allowed := func(user, verb, resource, subresource string) bool {
+		t.Helper()
+		review, err := mc.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: "system:serviceaccount:default:" + user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: verb,
+				Group: "hcp.aro.azure.com", Resource: resource, Subresource: subresource},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return review.Status.Allowed
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return allowed("view-user", "list", "hcpclusters", "") && allowed("admin-user", "get", "breakglasscredentials", "kubeconfig"), nil
+	}); err != nil {
+		t.Fatalf("the built-in view and admin roles never took in the hcp roles: view lists hcpclusters %v, admin reads kubeconfigs %v",
+			allowed("view-user", "list", "hcpclusters", ""), allowed("admin-user", "get", "breakglasscredentials", "kubeconfig"))
+	}
+	if allowed("view-user", "create", "hcpclusters", "") {
+		t.Errorf("the built-in view role may create hcpclusters")
+	}
+	if allowed("view-user", "get", "breakglasscredentials", "kubeconfig") {
+		t.Errorf("the built-in view role may read break-glass kubeconfigs")
 	}
 
 	// hcp-apiserver asks kube-apiserver the same: the viewer is refused before the credential is looked

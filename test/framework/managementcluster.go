@@ -201,6 +201,13 @@ func writeKubeconfig(t testing.TB, path, server, caFile, token string) {
 // is skipped if kube-controller-manager is not built.
 func (mc *ManagementCluster) StartControllerManager(t testing.TB) *Process {
 	t.Helper()
+	return mc.StartControllerManagerWith(t, "garbagecollector", "namespace")
+}
+
+// StartControllerManagerWith runs kube-controller-manager with the controllers named, as
+// StartControllerManager does.
+func (mc *ManagementCluster) StartControllerManagerWith(t testing.TB, controllers ...string) *Process {
+	t.Helper()
 	binary := Tool(t, "kube-controller-manager")
 	dir := ComponentDir(t, "kube-controller-manager")
 	port := FreePort(t)
@@ -208,7 +215,7 @@ func (mc *ManagementCluster) StartControllerManager(t testing.TB) *Process {
 		"--kubeconfig="+mc.Kubeconfig,
 		"--authentication-kubeconfig="+mc.Kubeconfig,
 		"--authorization-kubeconfig="+mc.Kubeconfig,
-		"--controllers=garbagecollector,namespace",
+		"--controllers="+strings.Join(controllers, ","),
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(port),
