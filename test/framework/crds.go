@@ -108,3 +108,17 @@ func crdCondition(crd *unstructured.Unstructured, conditionType string) (status,
 	}
 	return "", ""
 }
+
+// InstallCRD creates one CRD and waits until its resource is served.
+func (mc *ManagementCluster) InstallCRD(t testing.TB, crd *unstructured.Unstructured) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), crdEstablishTimeout)
+	defer cancel()
+	crds := mc.Dynamic.Resource(crdResource)
+	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating the CRD %s: %v", crd.GetName(), err)
+	}
+	if err := waitForCRD(ctx, crds, crd.GetName()); err != nil {
+		t.Fatalf("the CRD %s: %v", crd.GetName(), err)
+	}
+}

@@ -60,9 +60,17 @@ type ManagementCluster struct {
 // or the shared folder is missing.
 func StartManagementCluster(t testing.TB) *ManagementCluster {
 	t.Helper()
-	binary := Tool(t, "kube-apiserver")
 	crdDir := filepath.Join(SharedDir(t), "hypershift", "crds")
+	mc := StartKubeAPIServer(t)
+	mc.installCRDs(t, crdDir)
+	return mc
+}
 
+// StartKubeAPIServer starts etcd and kube-apiserver with no CRDs, as StartManagementCluster does
+// otherwise: a bare kube-apiserver, as a peer to measure against.
+func StartKubeAPIServer(t testing.TB) *ManagementCluster {
+	t.Helper()
+	binary := Tool(t, "kube-apiserver")
 	mc := &ManagementCluster{Etcd: StartEtcd(t)}
 	dir := ComponentDir(t, "kube-apiserver")
 	port := FreePort(t)
@@ -110,7 +118,6 @@ func StartManagementCluster(t testing.TB) *ManagementCluster {
 	mc.Kubeconfig = filepath.Join(dir, "admin.kubeconfig")
 	writeKubeconfig(t, mc.Kubeconfig, mc.URL, caFile, token)
 	mc.connect(t)
-	mc.installCRDs(t, crdDir)
 	return mc
 }
 

@@ -1,0 +1,54 @@
+package framework
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// userHZ is the unit of the CPU times in /proc/<pid>/stat: USER_HZ, 100 on every Linux this runs on.
+const userHZ = 100
+
+// ProcessCPU is the user and system CPU time a process has used so far, from /proc/<pid>/stat.
+func ProcessCPU(pid int) (time.Duration, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: the fields counted from 3 on follow its ')'.
+	fields := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] { // utime and stime, fields 14 and 15 of stat
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
+}
+
+// ProcessRSS is the resident memory of a process now, in bytes, from /proc/<pid>/status.
+func ProcessRSS(pid int) (int64, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		rest, ok := strings.CutPrefix(line, "VmRSS:")
+		if !ok {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/status: %w", pid, err)
+		}
+		return kb << 10, nil
+	}
+	return 0, fmt.Errorf("/proc/%d/status has no VmRSS", pid)
+}
