@@ -30,18 +30,19 @@ func TestControllersFollowTheLeader(t *testing.T) {
 	leader := waitForLeader(t, replicas)
 	follower := replicas[1-leader]
 
-	// The follower serves the API; the leader's controllers resolve what it stores.
+	// The follower serves the API; the leader's controllers act on what it stores. The placement controller
+	// is the one that acts here: with no management cluster, it says so in Placed.
 	applyCluster(t, follower, "first")
-	waitResolved(t, follower, "first")
+	waitPlacementTried(t, follower, "first")
 
 	if err := replicas[leader].Kill(); err != nil {
 		t.Fatal(err)
 	}
 	applyCluster(t, follower, "second")
 	// The dead leader's session expires within its TTL; then the follower leads.
-	waitResolved(t, follower, "second")
+	waitPlacementTried(t, follower, "second")
 	if !leads(t, follower) {
-		t.Error("the surviving replica resolved the cluster but never logged that it became the leader")
+		t.Error("the surviving replica's controllers placed the cluster but it never logged that it became the leader")
 	}
 }
 
@@ -83,9 +84,11 @@ func applyCluster(t *testing.T, s *server, name string) {
 	s.mustKubectl(t, "apply", "-f", writeFile(t, name+".yaml", string(raw)))
 }
 
-func waitResolved(t *testing.T, s *server, name string) {
+// waitPlacementTried waits until the placement controller looked for a management cluster for the cluster.
+// The registry resolves the version as it stores a cluster, so VersionResolved says nothing of controllers.
+func waitPlacementTried(t *testing.T, s *server, name string) {
 	t.Helper()
-	if out, err := s.kubectl(t, "wait", "--for=condition=VersionResolved", "hcpcluster/"+name, "--timeout=50s"); err != nil {
+	if out, err := s.kubectl(t, "wait", "--for=condition=Placed=False", "hcpcluster/"+name, "--timeout=50s"); err != nil {
 		t.Fatalf("cluster %s: %v\n%s", name, err, out)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -154,6 +155,36 @@ func (s *Store) Take(ctx context.Context, key string, holder Holder, standing St
 		condition = clientv3.Compare(clientv3.ModRevision(key), "=", kvs[0].ModRevision)
 	}
 	return nil, nil, fmt.Errorf("claiming %s: it kept changing hands, try again", key)
+}
+
+// TakeAll claims every one of keys for holder in one etcd transaction, if none of them is claimed yet: the
+// common case of a new object, which then costs one write however many values it claims. When any key is
+// claimed already it changes nothing and says so (taken is false), and the caller takes each with Take,
+// which decides on the holders found. undo gives all the claims back if the write they guard fails.
+func (s *Store) TakeAll(ctx context.Context, keys []string, holder Holder) (undo func(context.Context), taken bool, err error) {
+	holder.Since = s.now()
+	value, err := json.Marshal(holder)
+	if err != nil {
+		return nil, false, err
+	}
+	conditions := make([]clientv3.Cmp, 0, len(keys))
+	puts := make([]clientv3.Op, 0, len(keys))
+	for _, key := range keys {
+		conditions = append(conditions, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
+		puts = append(puts, clientv3.OpPut(key, string(value)))
+	}
+	resp, err := s.client.Txn(ctx).If(conditions...).Then(puts...).Commit()
+	if err != nil {
+		return nil, false, fmt.Errorf("claiming %s: %w", strings.Join(keys, ", "), err)
+	}
+	if !resp.Succeeded {
+		return nil, false, nil
+	}
+	return func(ctx context.Context) {
+		for _, key := range keys {
+			s.Release(ctx, key, holder.UID)
+		}
+	}, true, nil
 }
 
 // Check tells, without claiming, which object would keep Take from claiming key for holder: the answer

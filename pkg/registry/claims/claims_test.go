@@ -63,6 +63,37 @@ func TestTakeAndGiveBack(t *testing.T) {
 	}
 }
 
+// TakeAll takes every key in one write when all are free, and none when one is held: the caller then
+// decides key by key.
+func TestTakeAllTakesAllOrNone(t *testing.T) {
+	ctx, s := context.Background(), newStore(t)
+	subnet, group := Key("subnet", "/subscriptions/x/subnets/a"), Key("managed-resource-group", "rg-a")
+	a := Holder{Namespace: "ns", Name: "a", UID: "uid-a"}
+	b := Holder{Namespace: "ns", Name: "b", UID: "uid-b"}
+
+	undo, taken, err := s.TakeAll(ctx, []string{subnet, group}, a)
+	if err != nil || !taken || !exists(t, s, subnet) || !exists(t, s, group) {
+		t.Fatalf("free values: taken %v, %v; subnet claimed %v, group claimed %v", taken, err, exists(t, s, subnet), exists(t, s, group))
+	}
+	if refusedBy, _ := s.Check(ctx, subnet, b, standingIs(Held)); refusedBy == nil || refusedBy.String() != "ns/a" {
+		t.Errorf("the subnet TakeAll claimed is refused by %v, want ns/a", refusedBy)
+	}
+	undo(ctx)
+	if exists(t, s, subnet) || exists(t, s, group) {
+		t.Fatal("the claims stayed after undo")
+	}
+
+	if _, _, err := s.Take(ctx, subnet, a, standingIs(Held)); err != nil {
+		t.Fatal(err)
+	}
+	if _, taken, err := s.TakeAll(ctx, []string{subnet, group}, b); err != nil || taken {
+		t.Fatalf("one value held: taken %v, %v; want nothing taken", taken, err)
+	}
+	if exists(t, s, group) {
+		t.Error("TakeAll claimed the free value although another was held")
+	}
+}
+
 func TestStaleClaimsAreTakenOver(t *testing.T) {
 	ctx := context.Background()
 	key := Key("consumer-name", "mc-1")

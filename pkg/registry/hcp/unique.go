@@ -63,6 +63,28 @@ func ClaimUniqueValues[T Object](store *genericregistry.Store, c *claims.Store, 
 				undo(ctx)
 			}
 		}
+		// A new object whose values nobody holds, the common case, takes them all in one write.
+		if !dryrun.IsDryRun(dryRun) {
+			var keys []string
+			for _, v := range values {
+				if compared, _ := v.Of(obj); compared != "" {
+					keys = append(keys, claims.Key(v.Space, compared))
+				}
+			}
+			if len(keys) > 1 {
+				undo, taken, err := c.TakeAll(ctx, keys, holder)
+				if err != nil {
+					return nil, apierrors.NewInternalError(err)
+				}
+				if taken {
+					return func(ctx context.Context, success bool) {
+						if !success {
+							undo(ctx)
+						}
+					}, nil
+				}
+			}
+		}
 		var refusals field.ErrorList
 		for _, v := range values {
 			compared, written := v.Of(obj)
