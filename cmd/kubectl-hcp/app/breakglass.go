@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aro-hcp/hcp-apiserver/pkg/breakglass"
 	"io"
 	"time"
 
@@ -70,7 +71,7 @@ Progress goes to stderr.`,
 func (o *breakglassOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.TTL, "ttl", o.TTL, fmt.Sprintf("How long the credential is valid, %s to %s.", minTTL, maxTTL))
 	fs.StringVar(&o.User, "user", o.User,
-		"The user name in the certificate, after "+breakGlassUserPrefix+"; it shows in the cluster's audit log.")
+		"The user name in the certificate, after "+breakglass.UserPrefix+"; it shows in the cluster's audit log.")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the credential to be issued; 0 waits without end.")
 }
 
@@ -91,7 +92,7 @@ func (o *breakglassOptions) Validate() error {
 // Run creates a credential for cluster with a key made here, waits for it to be issued, and writes
 // its kubeconfig, with the key, to out. Progress goes to errOut.
 func (o *breakglassOptions) Run(ctx context.Context, client versioned.Interface, namespace, cluster string, out, errOut io.Writer) (err error) {
-	keyPEM, csrPEM, err := newKeyAndCSR(o.User)
+	keyPEM, csrPEM, err := breakglass.NewKeyAndCSR(o.User)
 	if err != nil {
 		return err
 	}

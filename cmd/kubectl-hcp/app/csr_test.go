@@ -3,6 +3,7 @@ package app
 import (
 	"crypto/x509"
 	"encoding/pem"
+	"github.com/aro-hcp/hcp-apiserver/pkg/breakglass"
 	"slices"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func credential(csrPEM []byte, ttl time.Duration) *hcp.BreakglassCredential {
 func TestCSRIsWhatTheServerAccepts(t *testing.T) {
 	for _, user := range []string{"system-admin", "jane@example.com"} {
 		t.Run(user, func(t *testing.T) {
-			keyPEM, csrPEM, err := newKeyAndCSR(user)
+			keyPEM, csrPEM, err := breakglass.NewKeyAndCSR(user)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +73,7 @@ func TestCSRIsWhatTheServerAccepts(t *testing.T) {
 // TestTTL: --ttl is refused here outside the lifetimes the server issues, and what is accepted here
 // the server accepts too.
 func TestTTL(t *testing.T) {
-	_, csrPEM, err := newKeyAndCSR("system-admin")
+	_, csrPEM, err := breakglass.NewKeyAndCSR("system-admin")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,6 @@ package breakglasscredential
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"strings"
 	"sync"
@@ -23,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
+	"github.com/aro-hcp/hcp-apiserver/pkg/breakglass"
 )
 
 // ServerMadeUser is the user of a credential whose key the server made, as ARO HCP's older api-versions
@@ -82,21 +77,11 @@ func (k *Keys) makeCSR(credential *hcp.BreakglassCredential) {
 	if credential.Spec.CertificateSigningRequest != "" {
 		return
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	keyPEM, csrPEM, err := breakglass.NewKeyAndCSR(ServerMadeUser)
 	if err != nil {
 		return // the credential waits for a request, which its status says
 	}
-	csr, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{
-		CommonName: "system:customer-break-glass:" + ServerMadeUser, Organization: []string{"system:masters"},
-	}}, key)
-	if err != nil {
-		return
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return
-	}
-	request := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: csr}))
+	request := string(csrPEM)
 	now := time.Now()
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -106,7 +91,7 @@ func (k *Keys) makeCSR(credential *hcp.BreakglassCredential) {
 			delete(k.pending, r)
 		}
 	}
-	k.pending[request] = pendingKey{pem: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), made: now}
+	k.pending[request] = pendingKey{pem: keyPEM, made: now}
 	credential.Spec.CertificateSigningRequest = request
 }
 

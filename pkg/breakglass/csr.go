@@ -1,4 +1,6 @@
-package app
+// Package breakglass makes the key and certificate request of a break-glass credential, for the clients
+// that make them on the user's machine (kubectl hcp) and for the server when a credential asks it to.
+package breakglass
 
 import (
 	"crypto/ecdsa"
@@ -11,15 +13,15 @@ import (
 )
 
 const (
-	// breakGlassUserPrefix and breakGlassGroup make the subject HyperShift's customer-break-glass
-	// signer signs, and the only one hcp-apiserver accepts.
-	breakGlassUserPrefix = "system:customer-break-glass:"
-	breakGlassGroup      = "system:masters"
+	// UserPrefix and Group make the subject HyperShift's customer-break-glass signer signs, and the only
+	// one hcp-apiserver accepts.
+	UserPrefix = "system:customer-break-glass:"
+	Group      = "system:masters"
 )
 
-// newKeyAndCSR makes an ECDSA P-256 key and a certificate request for user signed with it. It returns
-// both PEM encoded; only the request is sent anywhere.
-func newKeyAndCSR(user string) (keyPEM, csrPEM []byte, err error) {
+// NewKeyAndCSR makes an ECDSA P-256 key and a certificate request for user signed with it, both PEM
+// encoded (the key as "EC PRIVATE KEY").
+func NewKeyAndCSR(user string) (keyPEM, csrPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, fmt.Errorf("making a key: %w", err)
@@ -31,7 +33,7 @@ func newKeyAndCSR(user string) (keyPEM, csrPEM []byte, err error) {
 	// No SANs and no extensions: the signer decides the usages of a client certificate, and the
 	// server refuses requests for any other.
 	csrDER, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
-		Subject: pkix.Name{CommonName: breakGlassUserPrefix + user, Organization: []string{breakGlassGroup}},
+		Subject: pkix.Name{CommonName: UserPrefix + user, Organization: []string{Group}},
 	}, key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("making the certificate request: %w", err)
