@@ -118,7 +118,7 @@ func testDeployRoles(t *testing.T, mc *framework.ManagementCluster, clientAs fun
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join(root, "artifacts", "deploy", "10-rbac.yaml"))
+	raw, err := os.ReadFile(filepath.Join(root, "artifacts", "deploy", "base", "rbac.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

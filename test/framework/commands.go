@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -73,7 +74,8 @@ type HCPAPIServerProcess struct {
 }
 
 // StartHCPAPIServerProcess starts the hcp-apiserver binary on dataDir (reused if it holds
-// data) and a free loopback port, with extra args, and returns once it is ready: in standalone
+// data) and a free port on loopback (or on the --bind-address=<host> among args), with extra
+// args, and returns once it is ready: in standalone
 // mode once it has written admin.kubeconfig, in aggregated mode (--authentication-kubeconfig
 // among args) once /readyz passes. It is stopped when the test ends.
 func StartHCPAPIServerProcess(t testing.TB, dataDir string, args ...string) *HCPAPIServerProcess {
@@ -84,9 +86,16 @@ func StartHCPAPIServerProcess(t testing.TB, dataDir string, args ...string) *HCP
 		t.Fatal(err)
 	}
 	port := FreePort(t)
+	// The server listens on loopback unless args name another --bind-address (the last one wins, as in pflag).
+	host := "127.0.0.1"
+	for _, arg := range args {
+		if a, ok := strings.CutPrefix(arg, "--bind-address="); ok {
+			host = a
+		}
+	}
 	s := &HCPAPIServerProcess{
 		DataDir:    dataDir,
-		URL:        "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		URL:        "https://" + net.JoinHostPort(host, strconv.Itoa(port)),
 		Kubeconfig: filepath.Join(dataDir, "admin.kubeconfig"),
 	}
 	// The server deletes a kubeconfig left by its previous run, but perhaps only after we

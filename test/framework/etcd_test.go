@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ func TestEtcdStopLeavesNoProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertProcessGone(t, p)
-	if err := etcdHealthy(context.Background(), c.ClientURLs[0]); err == nil {
+	if err := etcdHealthy(context.Background(), http.DefaultClient, c.ClientURLs[0]); err == nil {
 		t.Errorf("etcd at %s still answers after Stop", c.ClientURLs[0])
 	}
 }

@@ -54,21 +54,22 @@ type ManagementCluster struct {
 	mapper *restmapper.DeferredDiscoveryRESTMapper
 }
 
-// StartManagementCluster starts etcd and kube-apiserver, installs every CRD from the
-// shared folder's hypershift/crds, and returns once they are all established. Everything
-// is stopped when the test ends. The test is skipped if kube-apiserver or etcd is not built
-// or the shared folder is missing.
-func StartManagementCluster(t testing.TB) *ManagementCluster {
+// StartManagementCluster starts etcd and kube-apiserver (with extra flags, if any), installs
+// every CRD from the shared folder's hypershift/crds, and returns once they are all established.
+// Everything is stopped when the test ends. The test is skipped if kube-apiserver or etcd is not
+// built or the shared folder is missing.
+func StartManagementCluster(t testing.TB, extraArgs ...string) *ManagementCluster {
 	t.Helper()
 	crdDir := filepath.Join(SharedDir(t), "hypershift", "crds")
-	mc := StartKubeAPIServer(t)
+	mc := StartKubeAPIServer(t, extraArgs...)
 	mc.installCRDs(t, crdDir)
 	return mc
 }
 
 // StartKubeAPIServer starts etcd and kube-apiserver with no CRDs, as StartManagementCluster does
-// otherwise: a bare kube-apiserver, as a peer to measure against.
-func StartKubeAPIServer(t testing.TB) *ManagementCluster {
+// otherwise: a bare kube-apiserver, as a peer to measure against. extraArgs come after the
+// framework's own flags, so they may override them.
+func StartKubeAPIServer(t testing.TB, extraArgs ...string) *ManagementCluster {
 	t.Helper()
 	binary := Tool(t, "kube-apiserver")
 	mc := &ManagementCluster{Etcd: StartEtcd(t)}
@@ -79,24 +80,24 @@ func StartKubeAPIServer(t testing.TB) *ManagementCluster {
 	writeServiceAccountKeys(t, filepath.Join(dir, "sa.key"), filepath.Join(dir, "sa.pub"))
 	certDir := filepath.Join(dir, "certs")
 
-	mc.APIServer = StartProcess(t, dir, binary,
-		"--etcd-servers="+strings.Join(mc.Etcd.ClientURLs, ","),
+	mc.APIServer = StartProcess(t, dir, binary, append([]string{
+		"--etcd-servers=" + strings.Join(mc.Etcd.ClientURLs, ","),
 		"--bind-address=127.0.0.1",
 		// Without it, kube-apiserver advertises the address of the host's default route, and
 		// fails to start on a machine that has none. The endpoint reconciler refuses a
 		// loopback address, and nothing here needs the "kubernetes" Service's endpoints.
 		"--advertise-address=127.0.0.1",
 		"--endpoint-reconciler-type=none",
-		"--secure-port="+strconv.Itoa(port),
+		"--secure-port=" + strconv.Itoa(port),
 		// With no certificate given, kube-apiserver writes a self-signed one here.
-		"--cert-dir="+certDir,
-		"--token-auth-file="+filepath.Join(dir, "tokens.csv"),
+		"--cert-dir=" + certDir,
+		"--token-auth-file=" + filepath.Join(dir, "tokens.csv"),
 		"--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file="+filepath.Join(dir, "sa.pub"),
-		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"),
+		"--service-account-key-file=" + filepath.Join(dir, "sa.pub"),
+		"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),
 		"--service-cluster-ip-range=10.96.0.0/16",
-	)
+	}, extraArgs...)...)
 
 	// The self-signed certificate file holds the serving certificate and the CA that signed
 	// it; it exists once the server is about to listen.

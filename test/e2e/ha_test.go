@@ -1,0 +1,398 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
+	"github.com/aro-hcp/hcp-apiserver/test/framework"
+	"github.com/aro-hcp/hcp-apiserver/test/hypershiftsim"
+)
+
+// haClusters is how many HCPClusters the HA test creates: enough that both crashes fall inside the storm.
+const haClusters = 24
+
+// TestHighAvailabilityBehindKubeAPIServer deploys hcp-apiserver as artifacts/deploy does and kills parts of it
+// during a storm of creates. kube-apiserver runs as a cluster's does, as the front proxy of aggregated APIs,
+// and also serves as the management cluster. `kubectl apply -k` of artifacts/deploy (with certificates from
+// hack/deploy-certs.sh) creates the APIService with its caBundle and the Service; three hcp-apiserver processes
+// run with the Deployment's own flags and the Secrets' files, on a 3-member etcd that speaks only TLS with
+// the Secrets' certificates, and reach the agent through Mosquitto. The test plays kubelet and the
+// EndpointSlice controller: one EndpointSlice per replica, not ready once the replica is dead.
+//
+// During the creates, sent through kube-apiserver, it kills the replica that leads (runs the controllers and
+// the Maestro source) with kill -9, then one etcd member. Every acknowledged create is stored, the clusters
+// reach Succeeded through the agent, each is delivered once, and at no moment do two replicas lead.
+func TestHighAvailabilityBehindKubeAPIServer(t *testing.T) {
+	skipWithoutKubectl(t)
+	host := framework.MachineAddress(t)
+	deploy := deployKustomization(t)
+	certs := filepath.Join(deploy, "certs")
+
+	mc := framework.StartManagementCluster(t, framework.AggregatorArgs(t)...)
+	mc.StartControllerManager(t)
+	hypershiftsim.StartForTest(t, mc.Config, hypershiftsim.Options{ProvisionDelay: time.Second})
+	out := mustRun(t, "kubectl", "--kubeconfig", mc.Kubeconfig, "apply", "-k", deploy)
+	t.Logf("kubectl apply -k artifacts/deploy:\n%s", out)
+
+	etcd := framework.StartEtcdClusterTLS(t, 3, &framework.EtcdTLS{
+		CA:         filepath.Join(certs, "hcp-etcd-tls", "ca.crt"),
+		Cert:       filepath.Join(certs, "hcp-etcd-tls", "tls.crt"),
+		Key:        filepath.Join(certs, "hcp-etcd-tls", "tls.key"),
+		ClientCert: filepath.Join(certs, "hcp-apiserver-etcd-client", "tls.crt"),
+		ClientKey:  filepath.Join(certs, "hcp-apiserver-etcd-client", "tls.key"),
+	})
+	pki := framework.NewMQTTPKI(t)
+	broker := framework.StartMosquitto(t, pki,
+		"user hcp-apiserver",
+		"topic readwrite sources/hcp-apiserver/#",
+		"pattern read sources/hcp-apiserver/consumers/%u/sourceevents",
+		"pattern write sources/hcp-apiserver/consumers/%u/agentevents",
+	)
+	// The broker's client certificate, laid out as its Secret would be mounted.
+	mqttClient := filepath.Join(t.TempDir(), "hcp-apiserver-mqtt-client")
+	serverCert, serverKey := pki.ClientCert(t, "hcp-apiserver")
+	for name, from := range map[string]string{"ca.crt": pki.CAFile, "tls.crt": serverCert, "tls.key": serverKey} {
+		copyFile(t, from, filepath.Join(mqttClient, name))
+	}
+
+	// The replicas run with the Deployment's flags; the mounted Secrets become the folders of the certificates,
+	// and the addresses of etcd and the broker become the test's.
+	args := deploymentArgs(t, deploy, "hcp-apiserver", map[string]string{"hcp-apiserver-mqtt-client": mqttClient}, certs)
+	args = replaceFlags(args, map[string]string{
+		"--etcd-servers": strings.Join(etcd.ClientURLs, ","),
+		"--mqtt-url":     broker.URL,
+		"--secure-port":  "", "--data-dir": "", // the framework gives each replica its own
+	})
+	args = append(args, "--bind-address="+host,
+		"--authentication-kubeconfig", mc.Kubeconfig, "--authorization-kubeconfig", mc.Kubeconfig, "--kubeconfig", mc.Kubeconfig)
+	var replicas []*framework.HCPAPIServerProcess
+	for i := range 3 {
+		r := framework.StartHCPAPIServerProcess(t, t.TempDir(), args...)
+		replicas = append(replicas, r)
+		publishEndpoint(t, mc, i, r, true)
+	}
+	if out, err := kubectl(t, "--kubeconfig", mc.Kubeconfig, "wait", "--for=condition=Available", "apiservice/v1alpha1.hcp.aro.azure.com", "--timeout=90s"); err != nil {
+		t.Fatalf("the APIService never became Available: %v\n%s\n%s", err, out,
+			kubectlOut(t, "--kubeconfig", mc.Kubeconfig, "get", "apiservice/v1alpha1.hcp.aro.azure.com", "-o", "yaml"))
+	}
+	leaders := watchLeaders(t, replicas)
+
+	agentCert, agentKey := pki.ClientCert(t, stormConsumer)
+	metrics := "127.0.0.1:" + strconv.Itoa(framework.FreePort(t))
+	framework.StartProcess(t, framework.ComponentDir(t, "maestro-agent"), framework.Command(t, "maestro-agent"),
+		"--broker-url="+broker.URL, "--broker-ca-file="+pki.CAFile, "--broker-cert-file="+agentCert, "--broker-key-file="+agentKey,
+		"--consumer-name="+stormConsumer, "--source=hcp-apiserver", "--kubeconfig="+mc.Kubeconfig, "--metrics-bind-address="+metrics)
+	waitAgentReady(t, "http://"+metrics+"/readyz")
+
+	// Every call from here on goes through kube-apiserver's aggregator to one of the replicas.
+	if _, err := mc.Kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: stormNamespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s := &storm{n: haClusters, acknowledged: map[string]bool{}}
+	s.client.Store(aggregatedClient(t, mc))
+	target := fixtures.ManagementCluster(stormConsumer)
+	target.Spec.Capacity = haClusters
+	if _, err := s.client.Load().HcpV1alpha1().ManagementClusters().Create(t.Context(), target, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	createsDone := s.start(t.Context())
+	if !s.waitAcknowledged(haClusters/3, createsDone) {
+		t.Fatalf("the creates ended with %d acknowledged before the leader was to be killed", s.count())
+	}
+	leader := leaders.waitForOne(t)
+	if err := replicas[leader].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	leaders.dead(leader)
+	publishEndpoint(t, mc, leader, replicas[leader], false)
+	t.Logf("killed the leading replica %d at %d/%d acknowledged", leader, s.count(), haClusters)
+
+	if !s.waitAcknowledged(2*haClusters/3, createsDone) {
+		t.Logf("the creates ended with %d acknowledged before an etcd member was to be killed", s.count())
+	}
+	if err := etcd.Members[1].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("killed etcd member 1 at %d/%d acknowledged", s.count(), haClusters)
+
+	<-createsDone
+	if failed := s.failures(); len(failed) > 0 {
+		t.Fatalf("%d of %d creates failed:\n%s", len(failed), haClusters, strings.Join(failed, "\n"))
+	}
+	clusters := waitAllSucceeded(t, s.client.Load(), haClusters, 4*time.Minute)
+	t.Logf("all %d clusters Succeeded %v after the first create; %d creates tried again, %d acknowledged as AlreadyExists after a lost answer",
+		haClusters, since(start), s.retriedCreates.Load(), s.lostAnswers.Load())
+	stored := map[string]bool{}
+	for _, c := range clusters {
+		stored[c.Name] = true
+	}
+	for name := range s.acknowledged {
+		if !stored[name] {
+			t.Errorf("cluster %s was acknowledged through kube-apiserver but is not stored", name)
+		}
+	}
+	checkDeliveredOnce(t, mc, clusters)
+
+	leaders.stop()
+	if both := leaders.overlaps(); len(both) > 0 {
+		t.Errorf("more than one replica led at once: %v", both)
+	}
+	if now := leaders.current(); now < 0 || now == leader {
+		t.Errorf("after the leader (replica %d) was killed, replica %d leads; want one of the others", leader, now)
+	}
+}
+
+// deploymentArgs are the arguments of the named container of the Deployment in the rendered kustomization, with
+// every path under a mounted Secret turned into the same file of that Secret's folder: secretDirs[name], or
+// <certs>/<name> (hack/deploy-certs.sh makes one folder per Secret; kustomize adds a hash to the name).
+func deploymentArgs(t *testing.T, kustomization, name string, secretDirs map[string]string, certs string) []string {
+	t.Helper()
+	hashed := regexp.MustCompile(`-[a-z0-9]{10}$`)
+	for _, o := range kustomize(t, kustomization) {
+		if o.GetKind() != "Deployment" || o.GetName() != name {
+			continue
+		}
+		var d appsv1.Deployment
+		fromUnstructured(t, o, &d)
+		pod := d.Spec.Template.Spec
+		secretOf := map[string]string{} // volume -> Secret
+		for _, v := range pod.Volumes {
+			if v.Secret != nil {
+				secretOf[v.Name] = hashed.ReplaceAllString(v.Secret.SecretName, "")
+			}
+		}
+		for _, c := range pod.Containers {
+			if c.Name != name {
+				continue
+			}
+			args := slices.Clone(c.Args)
+			for _, m := range c.VolumeMounts {
+				secret, ok := secretOf[m.Name]
+				if !ok {
+					continue
+				}
+				dir := secretDirs[secret]
+				if dir == "" {
+					dir = filepath.Join(certs, secret)
+				}
+				for i := range args {
+					args[i] = strings.ReplaceAll(args[i], m.MountPath+"/", dir+"/")
+				}
+			}
+			return args
+		}
+	}
+	t.Fatalf("no Deployment %s with a container %s in %s", name, name, kustomization)
+	return nil
+}
+
+// replaceFlags gives the flags named new values, or drops them where the new value is empty.
+func replaceFlags(args []string, values map[string]string) []string {
+	var out []string
+	for _, arg := range args {
+		flag, _, _ := strings.Cut(arg, "=")
+		value, ok := values[flag]
+		switch {
+		case !ok:
+			out = append(out, arg)
+		case value != "":
+			out = append(out, flag+"="+value)
+		}
+	}
+	return out
+}
+
+// publishEndpoint does what kubelet's readiness probe and the EndpointSlice controller do for a pod of the
+// hcp-apiserver Service: replica i's address and port in an EndpointSlice of its own, ready or not.
+func publishEndpoint(t *testing.T, mc *framework.ManagementCluster, i int, r *framework.HCPAPIServerProcess, ready bool) {
+	t.Helper()
+	host, port, err := splitURL(r.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("hcp-apiserver-replica-%d", i), Namespace: "hcp-system",
+			Labels: map[string]string{discoveryv1.LabelServiceName: "hcp-apiserver"},
+		},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{host}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(ready)}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(int32(port)), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
+	slices := mc.Kube.DiscoveryV1().EndpointSlices("hcp-system")
+	if ready {
+		_, err = slices.Create(t.Context(), slice, metav1.CreateOptions{})
+	} else {
+		var current *discoveryv1.EndpointSlice
+		if current, err = slices.Get(t.Context(), slice.Name, metav1.GetOptions{}); err == nil {
+			slice.ResourceVersion = current.ResourceVersion
+			_, err = slices.Update(t.Context(), slice, metav1.UpdateOptions{})
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func splitURL(u string) (string, int, error) {
+	hostPort := strings.TrimPrefix(u, "https://")
+	i := strings.LastIndex(hostPort, ":")
+	port, err := strconv.Atoi(hostPort[i+1:])
+	return hostPort[:i], port, err
+}
+
+// aggregatedClient is a typed client of kube-apiserver as its admin: it reaches hcp-apiserver's resources
+// through the aggregator, as kubectl does.
+func aggregatedClient(t *testing.T, mc *framework.ManagementCluster) *versioned.Clientset {
+	t.Helper()
+	client, err := versioned.NewForConfig(mc.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
+// leaderWatch follows which replicas say they lead, from their logs ("Became the leader", "Lost the lead"),
+// and records any moment at which two living replicas did.
+type leaderWatch struct {
+	replicas []*framework.HCPAPIServerProcess
+	done     chan struct{}
+	wg       sync.WaitGroup
+
+	mu       sync.Mutex
+	killed   map[int]bool
+	leading  []int
+	overlap  []string
+	sampling bool
+}
+
+func watchLeaders(t *testing.T, replicas []*framework.HCPAPIServerProcess) *leaderWatch {
+	t.Helper()
+	w := &leaderWatch{replicas: replicas, done: make(chan struct{}), killed: map[int]bool{}, sampling: true}
+	w.sample()
+	w.wg.Go(func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-tick.C:
+				w.sample()
+			}
+		}
+	})
+	t.Cleanup(w.stop)
+	return w
+}
+
+// sample reads each living replica's log: a replica leads if its last word on the lead is that it became the
+// leader.
+func (w *leaderWatch) sample() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.leading = w.leading[:0]
+	for i, r := range w.replicas {
+		if w.killed[i] {
+			continue
+		}
+		log, err := os.ReadFile(r.LogFile)
+		if err != nil {
+			continue
+		}
+		became, lost := strings.LastIndex(string(log), "Became the leader"), strings.LastIndex(string(log), "Lost the lead")
+		if became > lost {
+			w.leading = append(w.leading, i)
+		}
+	}
+	if len(w.leading) > 1 {
+		w.overlap = append(w.overlap, fmt.Sprintf("%s: replicas %v", time.Now().Format(time.StampMilli), w.leading))
+	}
+}
+
+// dead tells the watch that replica i was killed: what its log says no longer counts.
+func (w *leaderWatch) dead(i int) {
+	w.mu.Lock()
+	w.killed[i] = true
+	w.mu.Unlock()
+}
+
+// waitForOne waits until exactly one replica leads and returns it.
+func (w *leaderWatch) waitForOne(t *testing.T) int {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if i := w.current(); i >= 0 {
+			return i
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no single replica led within a minute; overlaps seen: %v", w.overlaps())
+	return -1
+}
+
+// current is the one replica that leads now, or -1 if none or several do.
+func (w *leaderWatch) current() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.leading) != 1 {
+		return -1
+	}
+	return w.leading[0]
+}
+
+func (w *leaderWatch) overlaps() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.overlap)
+}
+
+func (w *leaderWatch) stop() {
+	w.mu.Lock()
+	sampling := w.sampling
+	w.sampling = false
+	w.mu.Unlock()
+	if sampling {
+		close(w.done)
+		w.wg.Wait()
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	raw, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kubectlOut is what kubectl prints, error or not, for a failure message.
+func kubectlOut(t *testing.T, args ...string) string {
+	t.Helper()
+	out, _ := kubectl(t, args...)
+	return out
+}
