@@ -5,7 +5,7 @@ GO ?= go
 TEST_TIMEOUT ?= 60m
 export PATH := $(PATH):/usr/sbin
 
-.PHONY: all build version test test-deps verify vet unit bench codegen clean
+.PHONY: all build version test test-deps verify vet unit bench codegen images clean
 
 # The version the binaries report (/version, --version): git describe of the nearest v* tag
 # (v0.3.0, v0.3.0-5-g0123abc), or v0.0.0-dev+<commit> before the first tag; semver either way, as
@@ -50,6 +50,21 @@ DELIVERY_ARGS ?= -bundles 1000 -clusters 100,1000
 bench:
 	$(GO) run ./test/bench $(BENCH_ARGS)
 	$(GO) test -count=1 -timeout 60m -run 'TestDeliveryBenchmark|TestClusterBenchmark' -v ./test/bench/delivery -args $(DELIVERY_ARGS)
+
+# The container images of hcp-apiserver and maestro-agent (build/*.Dockerfile), with the version flags of
+# build. Not part of test: it needs a container engine and pulls base images. An image tag takes no '+',
+# which the version has before the first tag. The builder's Go is the minor version go.mod names.
+IMAGE_REGISTRY ?=
+IMAGE_TAG ?= $(subst +,-,$(GIT_VERSION))
+CONTAINER_TOOL ?= docker
+GO_IMAGE_VERSION ?= $(shell sed -n 's/^go \([0-9]*\.[0-9]*\).*/\1/p' go.mod)
+IMAGE_BUILD_ARGS = --build-arg GO_VERSION=$(GO_IMAGE_VERSION) --build-arg GIT_VERSION=$(GIT_VERSION) \
+	--build-arg GIT_COMMIT=$(GIT_COMMIT) --build-arg GIT_TREE_STATE=$(GIT_TREE_STATE) --build-arg BUILD_DATE=$(BUILD_DATE)
+images:
+	$(CONTAINER_TOOL) build -f build/hcp-apiserver.Dockerfile $(IMAGE_BUILD_ARGS) \
+		-t $(if $(IMAGE_REGISTRY),$(IMAGE_REGISTRY)/)hcp-apiserver:$(IMAGE_TAG) .
+	$(CONTAINER_TOOL) build -f build/maestro-agent.Dockerfile $(IMAGE_BUILD_ARGS) \
+		-t $(if $(IMAGE_REGISTRY),$(IMAGE_REGISTRY)/)maestro-agent:$(IMAGE_TAG) .
 
 clean:
 	rm -rf _output hcp-data
