@@ -13,9 +13,12 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
@@ -25,15 +28,17 @@ import (
 )
 
 // haClusters is how many HCPClusters the HA test creates: enough that both crashes fall inside the storm.
-const haClusters = 24
+const haClusters = 40
 
 // TestHighAvailabilityBehindKubeAPIServer deploys hcp-apiserver as artifacts/deploy does and kills parts of it
 // during a storm of creates. kube-apiserver runs as a cluster's does, as the front proxy of aggregated APIs,
 // and also serves as the management cluster. `kubectl apply -k` of artifacts/deploy (with certificates from
 // hack/deploy-certs.sh) creates the APIService with its caBundle and the Service; three hcp-apiserver processes
 // run with the Deployment's own flags and the Secrets' files, on a 3-member etcd that speaks only TLS with
-// the Secrets' certificates, and reach the agent through Mosquitto. The test plays kubelet and the
-// EndpointSlice controller: one EndpointSlice per replica, not ready once the replica is dead.
+// the Secrets' certificates, and reach the agent through Mosquitto with the broker's ACL. The agent runs as
+// artifacts/agent runs it: its Deployment's flags, its ConfigMap and Secret, and its ServiceAccount's token,
+// bound to its ClusterRole. The test plays kubelet and the EndpointSlice controller: one EndpointSlice per
+// replica, not ready once the replica is dead.
 //
 // During the creates, sent through kube-apiserver, it kills the replica that leads (runs the controllers and
 // the Maestro source) with kill -9, then one etcd member. Every acknowledged create is stored, the clusters
@@ -73,7 +78,7 @@ func TestHighAvailabilityBehindKubeAPIServer(t *testing.T) {
 
 	// The replicas run with the Deployment's flags; the mounted Secrets become the folders of the certificates,
 	// and the addresses of etcd and the broker become the test's.
-	args := deploymentArgs(t, deploy, "hcp-apiserver", map[string]string{"hcp-apiserver-mqtt-client": mqttClient}, certs)
+	args := deploymentArgs(t, mc, deploy, "hcp-apiserver", map[string]string{"hcp-apiserver-mqtt-client": mqttClient}, certs)
 	args = replaceFlags(args, map[string]string{
 		"--etcd-servers": strings.Join(etcd.ClientURLs, ","),
 		"--mqtt-url":     broker.URL,
@@ -93,11 +98,27 @@ func TestHighAvailabilityBehindKubeAPIServer(t *testing.T) {
 	}
 	leaders := watchLeaders(t, replicas)
 
+	// The agent as artifacts/agent runs it: its RBAC, its ConfigMap and Secret, its Deployment's flags, and the
+	// token of its ServiceAccount, so that what its ClusterRole allows is all it can do.
+	agentNamespace := "maestro-agent"
+	mustRun(t, "kubectl", "--kubeconfig", mc.Kubeconfig, "apply", "-k", filepath.Join(repoRoot(t), "artifacts", "agent"))
+	if _, err := mc.Kube.CoreV1().ConfigMaps(agentNamespace).Create(t.Context(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "maestro-agent"},
+		Data:       map[string]string{"broker-url": broker.URL, "consumer-name": stormConsumer},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	agentSecret := filepath.Join(t.TempDir(), "maestro-agent-broker")
 	agentCert, agentKey := pki.ClientCert(t, stormConsumer)
+	for name, from := range map[string]string{"ca.crt": pki.CAFile, "tls.crt": agentCert, "tls.key": agentKey} {
+		copyFile(t, from, filepath.Join(agentSecret, name))
+	}
 	metrics := "127.0.0.1:" + strconv.Itoa(framework.FreePort(t))
-	framework.StartProcess(t, framework.ComponentDir(t, "maestro-agent"), framework.Command(t, "maestro-agent"),
-		"--broker-url="+broker.URL, "--broker-ca-file="+pki.CAFile, "--broker-cert-file="+agentCert, "--broker-key-file="+agentKey,
-		"--consumer-name="+stormConsumer, "--source=hcp-apiserver", "--kubeconfig="+mc.Kubeconfig, "--metrics-bind-address="+metrics)
+	agentArgs := deploymentArgs(t, mc, filepath.Join(repoRoot(t), "artifacts", "agent"), "maestro-agent",
+		map[string]string{"maestro-agent-broker": agentSecret}, "")
+	agentArgs = append(replaceFlags(agentArgs, map[string]string{"--metrics-bind-address": metrics}),
+		"--kubeconfig="+serviceAccountKubeconfig(t, mc, agentNamespace, "maestro-agent"))
+	framework.StartProcess(t, framework.ComponentDir(t, "maestro-agent"), framework.Command(t, "maestro-agent"), agentArgs...)
 	waitAgentReady(t, "http://"+metrics+"/readyz")
 
 	// Every call from here on goes through kube-apiserver's aggregator to one of the replicas.
@@ -160,10 +181,11 @@ func TestHighAvailabilityBehindKubeAPIServer(t *testing.T) {
 	}
 }
 
-// deploymentArgs are the arguments of the named container of the Deployment in the rendered kustomization, with
-// every path under a mounted Secret turned into the same file of that Secret's folder: secretDirs[name], or
-// <certs>/<name> (hack/deploy-certs.sh makes one folder per Secret; kustomize adds a hash to the name).
-func deploymentArgs(t *testing.T, kustomization, name string, secretDirs map[string]string, certs string) []string {
+// deploymentArgs are the arguments of the Deployment's container of the same name, in the rendered
+// kustomization, as kubelet would run them: every path under a mounted Secret is the same file of that Secret's
+// folder, secretDirs[name] or <certs>/<name> (hack/deploy-certs.sh makes one folder per Secret; kustomize adds a
+// hash to the name), and $(VAR) is the container's environment: a ConfigMap key read from mc, or the namespace.
+func deploymentArgs(t *testing.T, mc *framework.ManagementCluster, kustomization, name string, secretDirs map[string]string, certs string) []string {
 	t.Helper()
 	hashed := regexp.MustCompile(`-[a-z0-9]{10}$`)
 	for _, o := range kustomize(t, kustomization) {
@@ -183,25 +205,48 @@ func deploymentArgs(t *testing.T, kustomization, name string, secretDirs map[str
 			if c.Name != name {
 				continue
 			}
-			args := slices.Clone(c.Args)
+			var replacements []string
 			for _, m := range c.VolumeMounts {
-				secret, ok := secretOf[m.Name]
-				if !ok {
-					continue
+				if secret, ok := secretOf[m.Name]; ok {
+					dir := secretDirs[secret]
+					if dir == "" {
+						dir = filepath.Join(certs, secret)
+					}
+					replacements = append(replacements, m.MountPath+"/", dir+"/")
 				}
-				dir := secretDirs[secret]
-				if dir == "" {
-					dir = filepath.Join(certs, secret)
-				}
-				for i := range args {
-					args[i] = strings.ReplaceAll(args[i], m.MountPath+"/", dir+"/")
-				}
+			}
+			for _, env := range c.Env {
+				replacements = append(replacements, "$("+env.Name+")", envValue(t, mc, d.Namespace, env))
+			}
+			paths := strings.NewReplacer(replacements...)
+			var args []string
+			for _, arg := range c.Args {
+				args = append(args, paths.Replace(arg))
 			}
 			return args
 		}
 	}
 	t.Fatalf("no Deployment %s with a container %s in %s", name, name, kustomization)
 	return nil
+}
+
+// envValue is the value kubelet gives a container's environment variable.
+func envValue(t *testing.T, mc *framework.ManagementCluster, namespace string, env corev1.EnvVar) string {
+	t.Helper()
+	switch from := env.ValueFrom; {
+	case from == nil:
+		return env.Value
+	case from.FieldRef != nil && from.FieldRef.FieldPath == "metadata.namespace":
+		return namespace
+	case from.ConfigMapKeyRef != nil:
+		cm, err := mc.Kube.CoreV1().ConfigMaps(namespace).Get(t.Context(), from.ConfigMapKeyRef.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("environment variable %s: %v", env.Name, err)
+		}
+		return cm.Data[from.ConfigMapKeyRef.Key]
+	}
+	t.Fatalf("environment variable %s: the test does not know where its value comes from", env.Name)
+	return ""
 }
 
 // replaceFlags gives the flags named new values, or drops them where the new value is empty.
@@ -374,6 +419,27 @@ func (w *leaderWatch) stop() {
 		close(w.done)
 		w.wg.Wait()
 	}
+}
+
+// serviceAccountKubeconfig writes a kubeconfig for mc with a token of the ServiceAccount, as a pod gets one.
+func serviceAccountKubeconfig(t *testing.T, mc *framework.ManagementCluster, namespace, name string) string {
+	t.Helper()
+	token, err := mc.Kube.CoreV1().ServiceAccounts(namespace).CreateToken(t.Context(), name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["mc"] = &clientcmdapi.Cluster{Server: mc.Config.Host, CertificateAuthorityData: mc.Config.CAData}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: "mc", AuthInfo: name}
+	cfg.CurrentContext = name
+	path := filepath.Join(t.TempDir(), name+".kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func copyFile(t *testing.T, from, to string) {
