@@ -1,0 +1,191 @@
+// Package names maps ARM resource IDs of Microsoft.RedHatOpenShift clusters and node pools to the
+// Kubernetes namespaces and names of HCPClusters and NodePools, and back.
+//
+// ARM compares resource IDs without regard to case, Kubernetes names are lowercase: so a namespace
+// stands for one subscription and resource group whatever their casing, names are lowercased, and the
+// ID as ARM first spelled it is kept in annotations, to be given back in responses.
+package names
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+)
+
+// The ARM resource types served, as the OpenAPI documents spell them.
+const (
+	ProviderNamespace = "Microsoft.RedHatOpenShift"
+	ClusterType       = ProviderNamespace + "/hcpOpenShiftClusters"
+	NodePoolType      = ClusterType + "/nodePools"
+)
+
+// Annotations that keep what lowercase Kubernetes names lose.
+const (
+	// AnnotationResourceID is the object's ARM resource ID as ARM spelled it when the object was created.
+	AnnotationResourceID = "hcp.aro.azure.com/arm-resource-id"
+	// AnnotationSubscriptionID and AnnotationResourceGroup go on the namespace of a subscription and
+	// resource group, as ARM spelled them when the namespace was made.
+	AnnotationSubscriptionID = "hcp.aro.azure.com/arm-subscription-id"
+	AnnotationResourceGroup  = "hcp.aro.azure.com/arm-resource-group"
+)
+
+// The name patterns of the OpenAPI documents (cluster: at most 54 characters, node pool: at most 15).
+var (
+	clusterNamePattern  = regexp.MustCompile(`^[a-zA-Z]([-a-zA-Z0-9]{0,52}[a-zA-Z0-9])?$`)
+	nodePoolNamePattern = regexp.MustCompile(`^[a-zA-Z]([-a-zA-Z0-9]{0,13}[a-zA-Z0-9])?$`)
+)
+
+// Kind says which resource an ID names.
+type Kind string
+
+const (
+	KindCluster  Kind = "HCPCluster"
+	KindNodePool Kind = "NodePool"
+)
+
+// Object is where an ARM resource lives in the Kubernetes API.
+type Object struct {
+	Kind Kind
+	// Namespace is the namespace of the ID's subscription and resource group.
+	Namespace string
+	// Name is the object's name: the cluster's lowercased, or <cluster>.<pool> lowercased.
+	Name string
+	// ClusterName is the HCPCluster's object name (for a cluster, Name again).
+	ClusterName string
+	// ID is the parsed resource ID, in the casing it was given.
+	ID *arm.ResourceID
+}
+
+// Parse maps the resource ID of a cluster or node pool to its object. Errors say what is wrong with
+// the ID, for a 400 or 404 to the caller.
+func Parse(resourceID string) (Object, error) {
+	id, err := arm.ParseResourceID(resourceID)
+	if err != nil {
+		return Object{}, fmt.Errorf("invalid resource ID %q: %w", resourceID, err)
+	}
+	switch {
+	case strings.EqualFold(id.ResourceType.String(), ClusterType):
+		if err := checkCluster(id); err != nil {
+			return Object{}, fmt.Errorf("invalid resource ID %q: %w", resourceID, err)
+		}
+		name := ClusterName(id.Name)
+		return Object{Kind: KindCluster, Namespace: Namespace(id.SubscriptionID, id.ResourceGroupName), Name: name, ClusterName: name, ID: id}, nil
+	case strings.EqualFold(id.ResourceType.String(), NodePoolType):
+		if err := checkCluster(id.Parent); err != nil {
+			return Object{}, fmt.Errorf("invalid resource ID %q: %w", resourceID, err)
+		}
+		if !nodePoolNamePattern.MatchString(id.Name) {
+			return Object{}, fmt.Errorf("invalid resource ID %q: node pool name %q must be 1 to 15 letters, digits and '-', start with a letter and not end with '-'", resourceID, id.Name)
+		}
+		cluster := ClusterName(id.Parent.Name)
+		return Object{Kind: KindNodePool, Namespace: Namespace(id.SubscriptionID, id.ResourceGroupName), Name: NodePoolName(id.Parent.Name, id.Name), ClusterName: cluster, ID: id}, nil
+	default:
+		return Object{}, fmt.Errorf("invalid resource ID %q: resource type %q is neither %s nor %s", resourceID, id.ResourceType.String(), ClusterType, NodePoolType)
+	}
+}
+
+// checkCluster checks that id is a cluster directly in a resource group with a valid name.
+func checkCluster(id *arm.ResourceID) error {
+	if id == nil || !strings.EqualFold(id.ResourceType.String(), ClusterType) {
+		return fmt.Errorf("not a %s ID", ClusterType)
+	}
+	if id.SubscriptionID == "" || id.ResourceGroupName == "" {
+		return fmt.Errorf("a cluster ID names a subscription and a resource group")
+	}
+	if id.Parent == nil || !strings.EqualFold(id.Parent.ResourceType.Type, "resourceGroups") {
+		return fmt.Errorf("a cluster must be a resource of its resource group, not of another resource")
+	}
+	if !clusterNamePattern.MatchString(id.Name) {
+		return fmt.Errorf("cluster name %q must be 1 to 54 letters, digits and '-', start with a letter and not end with '-'", id.Name)
+	}
+	return nil
+}
+
+// namespacePrefix and the hash length keep a namespace a DNS-1123 label: 4 + 40 + 1 + 16 <= 63.
+const (
+	namespacePrefix       = "arm-"
+	namespaceReadableMax  = 40
+	namespaceHashHexChars = 16
+)
+
+// Namespace returns the namespace of a subscription and resource group: "arm-", the resource group
+// made into a DNS label and cut short, "-", then a hash of the lowercased subscription and resource
+// group, which alone tells namespaces apart (ARM treats names that differ only in case as one).
+func Namespace(subscriptionID, resourceGroup string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(subscriptionID) + "/" + strings.ToLower(resourceGroup)))
+	hash := hex.EncodeToString(sum[:])[:namespaceHashHexChars]
+	readable := dnsLabelish(resourceGroup, namespaceReadableMax)
+	if readable == "" {
+		return namespacePrefix + hash
+	}
+	return namespacePrefix + readable + "-" + hash
+}
+
+// dnsLabelish lowercases s, turns every run of characters a DNS label may not hold ('.', '_', '(' ...)
+// into one '-', and cuts it to at most max characters without a '-' at either end.
+func dnsLabelish(s string, max int) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	out := b.String()
+	if len(out) > max {
+		out = out[:max]
+	}
+	return strings.Trim(out, "-")
+}
+
+// ClusterName returns the HCPCluster name of an ARM cluster name.
+func ClusterName(armName string) string { return strings.ToLower(armName) }
+
+// NodePoolName returns the NodePool name of an ARM node pool of an ARM cluster: <cluster>.<pool>.
+func NodePoolName(armCluster, armPool string) string {
+	return strings.ToLower(armCluster) + "." + strings.ToLower(armPool)
+}
+
+// ObjectAnnotations returns the annotations an object keeps its ARM ID in.
+func ObjectAnnotations(o Object) map[string]string {
+	return map[string]string{AnnotationResourceID: o.ID.String()}
+}
+
+// NamespaceAnnotations returns the annotations of the namespace of o's subscription and resource group.
+func NamespaceAnnotations(o Object) map[string]string {
+	return map[string]string{
+		AnnotationSubscriptionID: o.ID.SubscriptionID,
+		AnnotationResourceGroup:  o.ID.ResourceGroupName,
+	}
+}
+
+// ARMName is how ARM names a resource in a response body.
+type ARMName struct {
+	ID   string
+	Name string
+	Type string
+}
+
+// FromAnnotations gives back the id, name and type of an object's ARM resource, as ARM spelled them
+// when the object was created.
+func FromAnnotations(annotations map[string]string) (ARMName, error) {
+	raw, ok := annotations[AnnotationResourceID]
+	if !ok {
+		return ARMName{}, fmt.Errorf("the object has no annotation %s: it was not created through ARM", AnnotationResourceID)
+	}
+	o, err := Parse(raw)
+	if err != nil {
+		return ARMName{}, fmt.Errorf("annotation %s: %w", AnnotationResourceID, err)
+	}
+	return ARMName{ID: o.ID.String(), Name: o.ID.Name, Type: o.ID.ResourceType.String()}, nil
+}
