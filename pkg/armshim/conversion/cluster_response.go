@@ -97,10 +97,17 @@ func clusterARMName(c *hcpv1alpha1.HCPCluster) (names.ARMName, error) {
 func operatorsAuthenticationToARM(in hcpv1alpha1.OperatorsAuthenticationProfile) *OperatorsAuthenticationProfile {
 	uai := in.UserAssignedIdentities
 	return &OperatorsAuthenticationProfile{UserAssignedIdentities: &UserAssignedIdentitiesProfile{
-		ControlPlaneOperators:  maps.Clone(uai.ControlPlaneOperators),
-		DataPlaneOperators:     maps.Clone(uai.DataPlaneOperators),
+		ControlPlaneOperators:  cloneOrEmpty(uai.ControlPlaneOperators),
+		DataPlaneOperators:     cloneOrEmpty(uai.DataPlaneOperators),
 		ServiceManagedIdentity: nonEmpty(uai.ServiceManagedIdentity),
 	}}
+}
+
+func cloneOrEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return maps.Clone(m)
 }
 
 func etcdToARM(in hcpv1alpha1.EtcdProfile) *EtcdProfile {

@@ -122,6 +122,9 @@ func withClusterStatus(c *hcpv1alpha1.HCPCluster) *hcpv1alpha1.HCPCluster {
 		Console:   hcpv1alpha1.EndpointStatus{URL: "https://console-openshift-console.apps.dev.abcd.eastus.aroapp.io"},
 		IssuerURL: "https://oidc.eastus.aroapp.io/2c9d5a0e-8a1f-4c55-9b0f-0d6e7f1a2b3c",
 	}
+	if c.Spec.Identity == nil {
+		return c
+	}
 	for id, uai := range c.Spec.Identity.UserAssignedIdentities {
 		uai.PrincipalID, uai.ClientID = "11111111-2222-4333-8444-555555555555", "66666666-7777-4888-9999-000000000000"
 		c.Spec.Identity.UserAssignedIdentities[id] = uai

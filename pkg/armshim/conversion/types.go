@@ -80,9 +80,10 @@ type OperatorsAuthenticationProfile struct {
 	UserAssignedIdentities *UserAssignedIdentitiesProfile `json:"userAssignedIdentities,omitempty"`
 }
 
+// UserAssignedIdentitiesProfile's maps are required, so a response shows them even when empty.
 type UserAssignedIdentitiesProfile struct {
-	ControlPlaneOperators  map[string]string `json:"controlPlaneOperators,omitempty"`
-	DataPlaneOperators     map[string]string `json:"dataPlaneOperators,omitempty"`
+	ControlPlaneOperators  map[string]string `json:"controlPlaneOperators"`
+	DataPlaneOperators     map[string]string `json:"dataPlaneOperators"`
 	ServiceManagedIdentity *string           `json:"serviceManagedIdentity,omitempty"`
 }
 
