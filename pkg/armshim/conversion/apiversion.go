@@ -1,10 +1,3 @@
-// Package conversion converts the ARM JSON of Microsoft.RedHatOpenShift hcpOpenShiftClusters and
-// nodePools, in each api-version the shim serves, to and from v1alpha1 HCPClusters and NodePools.
-//
-// The ARM types here are those of the newest api-version, a superset of the older ones; each older
-// version is the newest with some fields taken away (and one field moved), as the api-version
-// predicates below say. A request changes only the fields its api-version knows, so a field that a
-// newer version set survives an update through an older one.
 package conversion
 
 import (

@@ -13,6 +13,10 @@ import (
 // applier applies a PUT body to an object field by field, as each field's x-ms-mutability says:
 // read-only fields are never read from a request; create-only fields are set on create and, on
 // update, may be repeated but not changed; the other fields are replaced, as a PUT replaces.
+// The four documents have no update-only field ([read, update] without create), so neither has this.
+// A child's own x-ms-mutability wins over its parent's, except under etcd before 2026-06-30-preview,
+// where the key version says updatable inside a create-only activeKey: there, as CONTRACT.md reads
+// the diff, the parent wins and the version became updatable only in 2026-06-30-preview.
 type applier struct {
 	update bool
 	errs   field.ErrorList

@@ -2,6 +2,7 @@ package conversion
 
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
@@ -83,17 +84,13 @@ func applyNodePoolProperties(a *applier, in *NodePoolProperties, spec *hcpv1alph
 
 	spec.Replicas = in.Replicas
 	if in.AutoRepair != nil {
-		cur := spec.AutoRepair
-		if cur == nil && a.update {
-			// Stored before defaulting: the API's default.
-			t := true
-			cur = &t
+		if a.update {
+			// A pool stored without autoRepair has the API's default, true.
+			current := ptr.Deref(spec.AutoRepair, true)
+			createOnly(a, path.Child("autoRepair"), in.AutoRepair, &current)
+		} else {
+			spec.AutoRepair = ptr.To(*in.AutoRepair)
 		}
-		if cur == nil {
-			cur = new(bool)
-		}
-		createOnly(a, path.Child("autoRepair"), in.AutoRepair, cur)
-		spec.AutoRepair = cur
 	}
 
 	spec.AutoScaling = nil
