@@ -31,6 +31,13 @@ func TestClusterCrossVersionGolden(t *testing.T) {
 			if err := validateAgainst(t, r, "HcpOpenShiftCluster", body); err != nil {
 				t.Errorf("written in %s, read in %s: %v", w, r, err)
 			}
+			// A client of r that PUTs back what it read changes nothing.
+			putBack, errs := ClusterFromARM(Request{APIVersion: r, ResourceID: testClusterID, Body: clusterJSON(t, r, created)}, created)
+			if len(errs) > 0 {
+				t.Errorf("written in %s, PUT back in %s: %v", w, r, errs)
+			} else {
+				assertSameJSON(t, "written in "+string(w)+", PUT back in "+string(r), created, putBack)
+			}
 		}
 	}
 }
@@ -44,6 +51,12 @@ func TestNodePoolCrossVersionGolden(t *testing.T) {
 			checkGolden(t, filepath.Join("testdata", "nodepool", "written-"+string(w), "read-"+string(r)+".json"), body)
 			if err := validateAgainst(t, r, "NodePool", body); err != nil {
 				t.Errorf("written in %s, read in %s: %v", w, r, err)
+			}
+			putBack, errs := NodePoolFromARM(Request{APIVersion: r, ResourceID: testPoolID, Body: body}, created)
+			if len(errs) > 0 {
+				t.Errorf("written in %s, PUT back in %s: %v", w, r, errs)
+			} else {
+				assertSameJSON(t, "written in "+string(w)+", PUT back in "+string(r), created, putBack)
 			}
 		}
 	}
