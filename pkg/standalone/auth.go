@@ -20,6 +20,7 @@ import (
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/clock"
 )
 
 // HealthPaths may be read without credentials, so that load balancers and probes work.
@@ -39,7 +40,7 @@ func (p *PKI) Authenticator() (authenticator.Request, dynamiccertificates.CACont
 	}
 	// Every user the CA vouches for is in system:authenticated, as kube-apiserver does it, whatever
 	// groups the certificate names: that group is what may read discovery.
-	certs := group.NewAuthenticatedGroupAdder(x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion))
+	certs := group.NewAuthenticatedGroupAdder(newCachedCertAuthenticator(x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion), ca, clock.RealClock{}))
 	return union.New(certs, anonymous.NewAuthenticator(conditions)), ca, nil
 }
 
