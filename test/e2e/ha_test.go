@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
@@ -35,7 +36,7 @@ const haClusters = 40
 // and also serves as the management cluster. `kubectl apply -k` of artifacts/deploy (with certificates from
 // hack/deploy-certs.sh) creates the APIService with its caBundle and the Service; three hcp-apiserver processes
 // run with the Deployment's own flags and the Secrets' files, on a 3-member etcd that speaks only TLS with
-// the Secrets' certificates, and reach the agent through Mosquitto with the broker's ACL. The agent runs as
+// the Secrets' certificates, and reach the agent through Mosquitto with the ACL of the deploy's ConfigMap. The agent runs as
 // artifacts/agent runs it: its Deployment's flags, its ConfigMap and Secret, and its ServiceAccount's token,
 // bound to its ClusterRole. The test plays kubelet and the EndpointSlice controller: one EndpointSlice per
 // replica, not ready once the replica is dead.
@@ -63,12 +64,7 @@ func TestHighAvailabilityBehindKubeAPIServer(t *testing.T) {
 		ClientKey:  filepath.Join(certs, "hcp-apiserver-etcd-client", "tls.key"),
 	})
 	pki := framework.NewMQTTPKI(t)
-	broker := framework.StartMosquitto(t, pki,
-		"user hcp-apiserver",
-		"topic readwrite sources/hcp-apiserver/#",
-		"pattern read sources/hcp-apiserver/consumers/%u/sourceevents",
-		"pattern write sources/hcp-apiserver/consumers/%u/agentevents",
-	)
+	broker := framework.StartMosquitto(t, pki, deployedACL(t, deploy)...)
 	// The broker's client certificate, laid out as its Secret would be mounted.
 	mqttClient := filepath.Join(t.TempDir(), "hcp-apiserver-mqtt-client")
 	serverCert, serverKey := pki.ClientCert(t, "hcp-apiserver")
@@ -247,6 +243,22 @@ func envValue(t *testing.T, mc *framework.ManagementCluster, namespace string, e
 	}
 	t.Fatalf("environment variable %s: the test does not know where its value comes from", env.Name)
 	return ""
+}
+
+// deployedACL is the broker's ACL as the kustomization's ConfigMap hcp-mqtt gives it to Mosquitto.
+func deployedACL(t *testing.T, kustomization string) []string {
+	t.Helper()
+	for _, o := range kustomize(t, kustomization) {
+		if o.GetKind() != "ConfigMap" || o.GetName() != "hcp-mqtt" {
+			continue
+		}
+		acl, _, _ := unstructured.NestedString(o.Object, "data", "acl")
+		if lines := strings.Split(strings.TrimSpace(acl), "\n"); len(lines) > 1 {
+			return lines
+		}
+	}
+	t.Fatalf("no ConfigMap hcp-mqtt with an acl in %s", kustomization)
+	return nil
 }
 
 // replaceFlags gives the flags named new values, or drops them where the new value is empty.

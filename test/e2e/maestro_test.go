@@ -40,12 +40,7 @@ func TestAgentConnectsToTheServer(t *testing.T) {
 func TestServerUsesAnExternalBroker(t *testing.T) {
 	mc := framework.StartManagementCluster(t)
 	pki := framework.NewMQTTPKI(t)
-	broker := framework.StartMosquitto(t, pki,
-		"user hcp-apiserver",
-		"topic readwrite sources/hcp-apiserver/#",
-		"pattern read sources/hcp-apiserver/consumers/%u/sourceevents",
-		"pattern write sources/hcp-apiserver/consumers/%u/agentevents",
-	)
+	broker := framework.StartMosquitto(t, pki, sourceACL...)
 	serverCert, serverKey := pki.ClientCert(t, "hcp-apiserver")
 	s := framework.StartHCPAPIServerProcess(t, t.TempDir(), "--mqtt-url="+broker.URL,
 		"--mqtt-ca-file="+pki.CAFile, "--mqtt-cert-file="+serverCert, "--mqtt-key-file="+serverKey)

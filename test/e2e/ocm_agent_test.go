@@ -77,12 +77,7 @@ func TestOCMWorkAgentStatusLostWhileTheServerIsDown(t *testing.T) {
 	framework.Tool(t, framework.OCMWorkAgentTool)
 	st := newDeliveryStack(t, hypershiftsim.Options{UpgradeDelay: 10 * time.Second})
 	pki := framework.NewMQTTPKI(t)
-	broker := framework.StartMosquitto(t, pki,
-		"user hcp-apiserver",
-		"topic readwrite sources/hcp-apiserver/#",
-		"pattern read sources/hcp-apiserver/consumers/%u/sourceevents",
-		"pattern write sources/hcp-apiserver/consumers/%u/agentevents",
-	)
+	broker := framework.StartMosquitto(t, pki, sourceACL...)
 	serverCert, serverKey := pki.ClientCert(t, "hcp-apiserver")
 	st.args = []string{"--mqtt-url=" + broker.URL, "--mqtt-ca-file=" + pki.CAFile,
 		"--mqtt-cert-file=" + serverCert, "--mqtt-key-file=" + serverKey,

@@ -140,6 +140,17 @@ func TestStormRidesOutCrashesOfEveryPart(t *testing.T) {
 	t.Logf("all %d clusters deleted, and their objects gone from the management cluster, after %v", n, since(deleteStart))
 }
 
+// sourceACL is Mosquitto's ACL for the source hcp-apiserver and its agents, with Event Grid's topic
+// permissions, as artifacts/deploy/base/mqtt.yaml has it: the source reads and writes all its topics, an agent
+// (user = its certificate's CN, the consumer name) reads only its own source events and writes only its own
+// agent events.
+var sourceACL = []string{
+	"user hcp-apiserver",
+	"topic readwrite sources/hcp-apiserver/#",
+	"pattern read sources/hcp-apiserver/consumers/%u/sourceevents",
+	"pattern write sources/hcp-apiserver/consumers/%u/agentevents",
+}
+
 // startMosquittoDeliveryStack is a deliveryStack whose server and agent meet on Mosquitto, an external
 // broker with client certificates and Event Grid's topic permissions, instead of the server's embedded
 // broker. It returns the broker, and the agent's /readyz URL (ready while it holds a session).
@@ -147,12 +158,7 @@ func startMosquittoDeliveryStack(t *testing.T, sim hypershiftsim.Options) (*deli
 	t.Helper()
 	st := newDeliveryStack(t, sim)
 	pki := framework.NewMQTTPKI(t)
-	broker := framework.StartMosquitto(t, pki,
-		"user hcp-apiserver",
-		"topic readwrite sources/hcp-apiserver/#",
-		"pattern read sources/hcp-apiserver/consumers/%u/sourceevents",
-		"pattern write sources/hcp-apiserver/consumers/%u/agentevents",
-	)
+	broker := framework.StartMosquitto(t, pki, sourceACL...)
 	serverCert, serverKey := pki.ClientCert(t, "hcp-apiserver")
 	st.args = []string{"--mqtt-url=" + broker.URL, "--mqtt-ca-file=" + pki.CAFile,
 		"--mqtt-cert-file=" + serverCert, "--mqtt-key-file=" + serverKey}
@@ -278,14 +284,28 @@ func (s *storm) waitAcknowledged(k int, done <-chan struct{}) bool {
 }
 
 // unanswered tells whether a request failed because no server answered it (refused, reset, cut off
-// mid-answer), or a server said to come back later; any other answer is final.
+// mid-answer), a server said to come back later, or the server's etcd member went away or lost its leader
+// mid-request (an internal error, as kube-apiserver answers too: whether the write was made is unknown, as
+// with a lost answer); any other answer is final.
 func unanswered(err error) bool {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
 		return true
 	}
 	return apierrors.IsServiceUnavailable(err) || apierrors.IsTooManyRequests(err) ||
-		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err)
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
+		(apierrors.IsInternalError(err) && etcdInterrupted(err.Error()))
+}
+
+// etcdInterrupted tells whether an error is one of etcd's while a member dies or the leader changes.
+func etcdInterrupted(message string) bool {
+	for _, transient := range []string{"code = Unavailable", "etcdserver: leader changed", "etcdserver: no leader",
+		"etcdserver: request timed out", "etcdserver: too many requests"} {
+		if strings.Contains(message, transient) {
+			return true
+		}
+	}
+	return false
 }
 
 // stormClient is a typed client of the server as its admin, without client-side rate limiting.
