@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,8 +19,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
@@ -281,10 +280,15 @@ func replaceFlags(args []string, values map[string]string) []string {
 // hcp-apiserver Service: replica i's address and port in an EndpointSlice of its own, ready or not.
 func publishEndpoint(t *testing.T, mc *framework.ManagementCluster, i int, r *framework.HCPAPIServerProcess, ready bool) {
 	t.Helper()
-	host, port, err := splitURL(r.URL)
+	u, err := url.Parse(r.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := u.Hostname()
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: fmt.Sprintf("hcp-apiserver-replica-%d", i), Namespace: "hcp-system",
@@ -309,13 +313,6 @@ func publishEndpoint(t *testing.T, mc *framework.ManagementCluster, i int, r *fr
 	}
 }
 
-func splitURL(u string) (string, int, error) {
-	hostPort := strings.TrimPrefix(u, "https://")
-	i := strings.LastIndex(hostPort, ":")
-	port, err := strconv.Atoi(hostPort[i+1:])
-	return hostPort[:i], port, err
-}
-
 // aggregatedClient is a typed client of kube-apiserver as its admin: it reaches hcp-apiserver's resources
 // through the aggregator, as kubectl does.
 func aggregatedClient(t *testing.T, mc *framework.ManagementCluster) *versioned.Clientset {
@@ -333,17 +330,17 @@ type leaderWatch struct {
 	replicas []*framework.HCPAPIServerProcess
 	done     chan struct{}
 	wg       sync.WaitGroup
+	stopOnce sync.Once
 
-	mu       sync.Mutex
-	killed   map[int]bool
-	leading  []int
-	overlap  []string
-	sampling bool
+	mu      sync.Mutex
+	killed  map[int]bool
+	leading []int
+	overlap []string
 }
 
 func watchLeaders(t *testing.T, replicas []*framework.HCPAPIServerProcess) *leaderWatch {
 	t.Helper()
-	w := &leaderWatch{replicas: replicas, done: make(chan struct{}), killed: map[int]bool{}, sampling: true}
+	w := &leaderWatch{replicas: replicas, done: make(chan struct{}), killed: map[int]bool{}}
 	w.sample()
 	w.wg.Go(func() {
 		tick := time.NewTicker(100 * time.Millisecond)
@@ -423,14 +420,10 @@ func (w *leaderWatch) overlaps() []string {
 }
 
 func (w *leaderWatch) stop() {
-	w.mu.Lock()
-	sampling := w.sampling
-	w.sampling = false
-	w.mu.Unlock()
-	if sampling {
+	w.stopOnce.Do(func() {
 		close(w.done)
 		w.wg.Wait()
-	}
+	})
 }
 
 // serviceAccountKubeconfig writes a kubeconfig for mc with a token of the ServiceAccount, as a pod gets one.
@@ -442,16 +435,7 @@ func serviceAccountKubeconfig(t *testing.T, mc *framework.ManagementCluster, nam
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["mc"] = &clientcmdapi.Cluster{Server: mc.Config.Host, CertificateAuthorityData: mc.Config.CAData}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: "mc", AuthInfo: name}
-	cfg.CurrentContext = name
-	path := filepath.Join(t.TempDir(), name+".kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return mc.TokenKubeconfig(t, name, token.Status.Token)
 }
 
 func copyFile(t *testing.T, from, to string) {

@@ -117,7 +117,11 @@ func StartKubeAPIServer(t testing.TB, extraArgs ...string) *ManagementCluster {
 	})
 
 	mc.Kubeconfig = filepath.Join(dir, "admin.kubeconfig")
-	writeKubeconfig(t, mc.Kubeconfig, mc.URL, caFile, token)
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeKubeconfig(t, mc.Kubeconfig, mc.URL, ca, "admin", token)
 	mc.connect(t)
 	return mc
 }
@@ -185,21 +189,26 @@ func writeServiceAccountKeys(t testing.TB, keyFile, pubFile string) {
 	}
 }
 
-// writeKubeconfig writes a kubeconfig for the admin token user with one context, "admin".
-func writeKubeconfig(t testing.TB, path, server, caFile, token string) {
+// writeKubeconfig writes a kubeconfig for a token user, named user, with one context of the same name.
+func writeKubeconfig(t testing.TB, path, server string, ca []byte, user, token string) {
 	t.Helper()
-	ca, err := os.ReadFile(caFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["management"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
-	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts["admin"] = &clientcmdapi.Context{Cluster: "management", AuthInfo: "admin"}
-	cfg.CurrentContext = "admin"
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts[user] = &clientcmdapi.Context{Cluster: "management", AuthInfo: user}
+	cfg.CurrentContext = user
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TokenKubeconfig writes a kubeconfig of the management cluster for the token's user, e.g. a service
+// account's token, as a pod of it gets one, and returns its path.
+func (mc *ManagementCluster) TokenKubeconfig(t testing.TB, user, token string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), user+".kubeconfig")
+	writeKubeconfig(t, path, mc.URL, mc.Config.CAData, user, token)
+	return path
 }
 
 // StartControllerManager runs kube-controller-manager against the management cluster with the
