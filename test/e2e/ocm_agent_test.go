@@ -60,7 +60,9 @@ func TestClusterThroughTheOCMWorkAgent(t *testing.T) {
 	}
 	st.waitForHistory(t, clusterNamespace, "4.21.2", "Completed", time.Minute)
 	st.startServer(t)
-	if out, err := st.server.kubectl(t, "wait", "--for=jsonpath={.status.version.actual}=4.21.2", "hcpcluster/dev-cluster", "--timeout=50s"); err != nil {
+	// The agent lost its broker with the server and dials again on its own backoff (sdk-go's DelayFn: 5 s,
+	// then 25 s, then 1 min, each with up to 100 % jitter), so it may come back up to 3 minutes after the kill.
+	if out, err := st.server.kubectl(t, "wait", "--for=jsonpath={.status.version.actual}=4.21.2", "hcpcluster/dev-cluster", "--timeout=3m"); err != nil {
 		desc, _ := st.server.kubectl(t, "get", "hcpcluster/dev-cluster", "-o", "yaml")
 		t.Fatalf("after the server came back, the upgrade it missed: %v\n%s\n%s", err, out, desc)
 	}
