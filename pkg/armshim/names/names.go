@@ -33,6 +33,21 @@ const (
 	AnnotationResourceGroup  = "hcp.aro.azure.com/arm-resource-group"
 )
 
+// LabelSubscription is on every HCPCluster, NodePool, BreakglassCredential and ARMOperation the ARM
+// shim creates: the lowercased subscription ID, so that a subscription's resources are one
+// label-selected list across all namespaces.
+const LabelSubscription = "hcp.aro.azure.com/arm-subscription"
+
+// SubscriptionLabels returns the labels that put an object in subscriptionID's lists.
+func SubscriptionLabels(subscriptionID string) map[string]string {
+	return map[string]string{LabelSubscription: strings.ToLower(subscriptionID)}
+}
+
+// SubscriptionSelector selects the objects of subscriptionID, for a list's LabelSelector.
+func SubscriptionSelector(subscriptionID string) string {
+	return LabelSubscription + "=" + strings.ToLower(subscriptionID)
+}
+
 // The name patterns of the OpenAPI documents (cluster: at most 54 characters, node pool: at most 15).
 var (
 	clusterNamePattern  = regexp.MustCompile(`^[a-zA-Z]([-a-zA-Z0-9]{0,52}[a-zA-Z0-9])?$`)

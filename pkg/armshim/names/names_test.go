@@ -152,3 +152,17 @@ func mustParse(t *testing.T, id string) Object {
 	}
 	return o
 }
+
+func TestSubscriptionLabels(t *testing.T) {
+	upper := strings.ToUpper(sub)
+	labels := SubscriptionLabels(upper)
+	if got := labels[LabelSubscription]; got != sub {
+		t.Errorf("label = %q, want the lowercased subscription %q", got, sub)
+	}
+	if errs := validation.IsValidLabelValue(labels[LabelSubscription]); len(errs) > 0 {
+		t.Errorf("not a label value: %v", errs)
+	}
+	if got, want := SubscriptionSelector(upper), LabelSubscription+"="+sub; got != want {
+		t.Errorf("SubscriptionSelector = %q, want %q", got, want)
+	}
+}
