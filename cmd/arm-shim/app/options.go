@@ -1,0 +1,175 @@
+// Package app holds the command line of arm-shim: its flags, the TLS they configure, and the server
+// that runs until told to stop.
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/frontend"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
+	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
+)
+
+// Options are the flags of arm-shim.
+type Options struct {
+	// Kubeconfig reaches hcp-apiserver; empty means the pod's service account.
+	Kubeconfig string
+	// Location is the one Azure region served.
+	Location    string
+	BindAddress string
+	// SecurePort is the HTTPS port; 0 picks a free one.
+	SecurePort  int
+	TLSCertFile string
+	TLSKeyFile  string
+	// ClientCAFile verifies ARM's client certificates; without it the shim runs for local
+	// development with a CA of its own in PKIDir.
+	ClientCAFile string
+	PKIDir       string
+	// VersionCatalog replaces the compiled-in version catalog, as hcp-apiserver's flag of the same name.
+	VersionCatalog string
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{BindAddress: "127.0.0.1", SecurePort: 8443, PKIDir: "arm-shim-pki"}
+}
+
+// AddFlags adds every flag to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,
+		"kubeconfig of hcp-apiserver (or of the kube-apiserver that aggregates it); when empty, the pod's service account.")
+	fs.StringVar(&o.Location, "location", o.Location, "The Azure region this shim serves, e.g. eastus. Required.")
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "The IP address to serve HTTPS on.")
+	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "The HTTPS port; 0 picks a free port, which the log line \"Serving ARM\" names.")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "PEM serving certificate (with its chain). Required with --client-ca-file.")
+	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "PEM private key of --tls-cert-file.")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile,
+		"PEM CA certificates that verify the client certificate ARM calls with; every request must present one. "+
+			"Without it the shim runs for local development: it makes a CA, a serving and a client certificate in --pki-dir and requires that client certificate.")
+	fs.StringVar(&o.PKIDir, "pki-dir", o.PKIDir,
+		"Without --client-ca-file: where the shim keeps its own ca.crt, serving.crt/.key and client.crt/.key (kept across restarts).")
+	fs.StringVar(&o.VersionCatalog, "version-catalog", o.VersionCatalog,
+		"A Cincinnati-format graph of the OpenShift releases offered per channel group, in a file or at an http(s) URL, for hcpOpenShiftVersions; "+
+			"give the one hcp-apiserver's --version-catalog names. Default: the catalog compiled in, as hcp-apiserver's.")
+}
+
+// Validate checks the flags on their own.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Location == "" {
+		errs = append(errs, errors.New("--location is required: the Azure region this shim serves"))
+	}
+	if net.ParseIP(o.BindAddress) == nil {
+		errs = append(errs, fmt.Errorf("--bind-address %q is not an IP address", o.BindAddress))
+	}
+	if o.SecurePort < 0 || o.SecurePort > 65535 {
+		errs = append(errs, fmt.Errorf("--secure-port %d is not a port from 0 to 65535", o.SecurePort))
+	}
+	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
+		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file go together"))
+	}
+	if o.ClientCAFile != "" && o.TLSCertFile == "" {
+		errs = append(errs, errors.New("--client-ca-file needs --tls-cert-file and --tls-private-key-file: the local CA serves development only"))
+	}
+	if o.ClientCAFile == "" && o.PKIDir == "" {
+		errs = append(errs, errors.New("without --client-ca-file, --pki-dir is required"))
+	}
+	return errors.Join(errs...)
+}
+
+// Config is what Run needs, made from the options.
+type Config struct {
+	Frontend *frontend.Frontend
+	// Address is host:port to listen on.
+	Address string
+	TLS     *tls.Config
+}
+
+// Config reads the files the flags name (making the local PKI when asked for) and returns the
+// shim's configuration.
+func (o *Options) Config(ctx context.Context) (*Config, error) {
+	restConfig, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("reading --kubeconfig: %w", err)
+	}
+	restConfig.UserAgent = "arm-shim"
+	// ARM requests fan out to a few API calls each.
+	restConfig.QPS, restConfig.Burst = 100, 200
+	client, err := versioned.NewForConfig(restConfig)
+	if err != nil {
+		return nil, err
+	}
+	catalog := versioncatalog.Default()
+	if o.VersionCatalog != "" {
+		if catalog, err = versioncatalog.Load(ctx, o.VersionCatalog); err != nil {
+			return nil, fmt.Errorf("--version-catalog: %w", err)
+		}
+	}
+	fe, err := frontend.New(frontend.Config{Client: client, Location: o.Location, Catalog: catalog})
+	if err != nil {
+		return nil, err
+	}
+	tlsConfig, err := o.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	return &Config{Frontend: fe, Address: net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)), TLS: tlsConfig}, nil
+}
+
+// LocalPKI names the files of the development PKI in dir. The client certificate is the PKI's admin
+// certificate under another name: the shim only asks that the CA signed it.
+func LocalPKI(dir string) *standalone.PKI {
+	pki := standalone.NewPKI(dir)
+	pki.AdminCert, pki.AdminKey = filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key")
+	return pki
+}
+
+// tlsConfig serves with the given certificate, or the local PKI's, and requires a client certificate
+// the client CA verifies.
+func (o *Options) tlsConfig() (*tls.Config, error) {
+	certFile, keyFile, caFile := o.TLSCertFile, o.TLSKeyFile, o.ClientCAFile
+	if caFile == "" {
+		pki := LocalPKI(o.PKIDir)
+		hosts := []string{"localhost", "127.0.0.1", "::1"}
+		if ip := net.ParseIP(o.BindAddress); ip != nil && !ip.IsUnspecified() && !ip.IsLoopback() {
+			hosts = append(hosts, o.BindAddress)
+		}
+		if err := pki.Ensure(hosts); err != nil {
+			return nil, fmt.Errorf("making the local PKI in %s: %w", o.PKIDir, err)
+		}
+		caFile = pki.CACert
+		if certFile == "" {
+			certFile, keyFile = pki.ServingCert, pki.ServingKey
+		}
+	}
+	serving, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("loading the serving certificate: %w", err)
+	}
+	caPEM, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
+	clientCAs := x509.NewCertPool()
+	if !clientCAs.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
+	}
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{serving},
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		ClientCAs:    clientCAs,
+	}, nil
+}

@@ -1,0 +1,89 @@
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/version"
+)
+
+// NewCommand returns the arm-shim command; it runs until ctx ends.
+func NewCommand(ctx context.Context) *cobra.Command {
+	o := NewOptions()
+	cmd := &cobra.Command{
+		Use:   "arm-shim",
+		Short: "Serves the ARO HCP ARM REST contract of one region on top of hcp-apiserver",
+		Long: `arm-shim serves Microsoft.RedHatOpenShift hcpOpenShiftClusters, their nodePools, break-glass
+credential actions, asynchronous operations, versions, subscription lifecycle and deployment
+preflight, as Azure Resource Manager calls a resource provider, for the region --location.
+
+It keeps no state: it reads and writes HCPClusters, NodePools, BreakglassCredentials,
+ARMOperations and ARMSubscriptions in hcp-apiserver through --kubeconfig.
+
+ARM authenticates with a client certificate that --client-ca-file verifies. Without it the
+shim makes its own CA, serving and client certificates in --pki-dir, for local development.`,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return Run(c.Context(), o)
+		},
+	}
+	cmd.SetContext(ctx)
+	o.AddFlags(cmd.Flags())
+	version.AddFlag(cmd)
+	return cmd
+}
+
+// Run serves until ctx ends, then lets requests in flight finish.
+func Run(ctx context.Context, o *Options) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	cfg, err := o.Config(ctx)
+	if err != nil {
+		return err
+	}
+	listener, err := net.Listen("tcp", cfg.Address)
+	if err != nil {
+		return err
+	}
+	return Serve(ctx, cfg, listener)
+}
+
+// Serve serves cfg on listener until ctx ends.
+func Serve(ctx context.Context, cfg *Config, listener net.Listener) error {
+	logger := klog.FromContext(ctx)
+	server := &http.Server{
+		Handler:           cfg.Frontend,
+		ReadHeaderTimeout: 30 * time.Second,
+		// Requests keep the logger but not the cancellation: shutting down lets them finish.
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	url := "https://" + listener.Addr().String()
+	logger.Info("Serving ARM", "url", url, "location", cfg.Frontend.Location())
+
+	done := make(chan error, 1)
+	go func() { done <- server.Serve(tls.NewListener(listener, cfg.TLS)) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("Shutting down: finishing the requests in flight")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := server.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

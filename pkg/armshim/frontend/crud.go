@@ -1,0 +1,273 @@
+package frontend
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/conversion"
+	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
+)
+
+// The handlers of one resource, the same for clusters and node pools.
+
+func getResource[T any](f *Frontend, k *kind[T], req *request) error {
+	res, err := parseResource(req)
+	if err != nil {
+		return err
+	}
+	obj, found, err := k.getResource(req, res)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return res.notFound()
+	}
+	body, err := k.toARM(req.resourceAPIVersion(), obj, f.location)
+	if err != nil {
+		return apiError(req.logger, err, res)
+	}
+	writeJSON(req.w, http.StatusOK, body)
+	return nil
+}
+
+// putResource creates (201) or replaces (200) a resource, then records the operation that follows it.
+func putResource[T any](f *Frontend, k *kind[T], req *request) error {
+	res, err := parseResource(req)
+	if err != nil {
+		return err
+	}
+	existing, found, err := k.getResource(req, res)
+	if err != nil {
+		return err
+	}
+	if found {
+		if err := allowReplace(f, k, req, existing); err != nil {
+			return err
+		}
+	}
+	if k.parentAllows != nil {
+		if err := k.parentAllows(req, res); err != nil {
+			return err
+		}
+	}
+	return writeResource(f, k, req, res, req.body, existing, found, false)
+}
+
+// allowReplace refuses a PUT on a busy resource, unless the resource is busy with a write whose
+// operation was never recorded: that is ARM retrying a PUT the shim answered with a 500.
+func allowReplace[T any](f *Frontend, k *kind[T], req *request, existing T) error {
+	meta := k.meta(existing)
+	busy := provisioningConflict("update", k.state(existing), meta.GetDeletionTimestamp() != nil)
+	if busy == nil || meta.GetDeletionTimestamp() != nil {
+		return busy
+	}
+	recorded, err := f.operationRecorded(req, meta, hcpv1alpha1.ARMOperationCreate, hcpv1alpha1.ARMOperationUpdate)
+	if err != nil {
+		return err
+	}
+	if recorded {
+		return busy
+	}
+	return nil
+}
+
+// operationRecorded tells whether an operation of one of the requests follows obj at its current generation.
+func (f *Frontend) operationRecorded(req *request, obj metav1.Object, requests ...hcpv1alpha1.ARMOperationRequest) (bool, error) {
+	opts := metav1.ListOptions{LabelSelector: names.SubscriptionSelector(req.vars["sub"]), Limit: 500}
+	for {
+		ops, err := f.client.HcpV1alpha1().ARMOperations().List(req.ctx, opts)
+		if err != nil {
+			return false, apiError(req.logger, err, nil)
+		}
+		for _, op := range ops.Items {
+			if op.Spec.Target.UID == obj.GetUID() && op.Spec.Target.Generation == obj.GetGeneration() && slices.Contains(requests, op.Spec.Request) {
+				return true, nil
+			}
+		}
+		if ops.Continue == "" {
+			return false, nil
+		}
+		opts.Continue = ops.Continue
+	}
+}
+
+// patchResource merges a JSON merge patch onto the resource as the request's api-version shows it,
+// and writes the result as a PUT would.
+func patchResource[T any](f *Frontend, k *kind[T], req *request) error {
+	res, err := parseResource(req)
+	if err != nil {
+		return err
+	}
+	existing, found, err := k.getResource(req, res)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return res.notFound()
+	}
+	meta := k.meta(existing)
+	if err := provisioningConflict("update", k.state(existing), meta.GetDeletionTimestamp() != nil); err != nil {
+		return err
+	}
+	if k.parentAllows != nil {
+		if err := k.parentAllows(req, res); err != nil {
+			return err
+		}
+	}
+	current, err := k.toARM(req.resourceAPIVersion(), existing, f.location)
+	if err != nil {
+		return apiError(req.logger, err, res)
+	}
+	currentJSON, err := json.Marshal(current)
+	if err != nil {
+		return apiError(req.logger, err, res)
+	}
+	merged, err := mergePatch(currentJSON, req.body)
+	if err != nil {
+		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "", "The request content was invalid and could not be deserialized: %v", err)
+	}
+	return writeResource(f, k, req, res, merged, existing, true, true)
+}
+
+// writeResource converts body, writes the object and records its operation.
+func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResource, body []byte, existing T, found, patch bool) error {
+	if err := f.checkLocation(body); err != nil {
+		return err
+	}
+	systemData := req.r.Header.Get(headerSystemData)
+	if systemData == "" && !found {
+		systemData = defaultSystemData(time.Now())
+	}
+	creq := conversion.Request{APIVersion: req.resourceAPIVersion(), ResourceID: res.id, Body: body, SystemData: systemData}
+	var prior T
+	if found {
+		prior = existing
+	}
+	obj, errs := k.fromARM(creq, prior)
+	if len(errs) > 0 {
+		return fieldErrorsToCloudError(errs)
+	}
+	var written T
+	var err error
+	request := hcpv1alpha1.ARMOperationUpdate
+	if found {
+		written, err = k.update(req.ctx, obj, metav1.UpdateOptions{})
+	} else {
+		request = hcpv1alpha1.ARMOperationCreate
+		meta := k.meta(obj)
+		meta.SetLabels(labels.Merge(meta.GetLabels(), names.SubscriptionLabels(res.subscription())))
+		written, err = k.create(req.ctx, obj, metav1.CreateOptions{})
+	}
+	if err != nil {
+		return apiError(req.logger, err, res)
+	}
+	op, err := f.startOperation(req, request, res.id, res.subscription(), target(k.resource, k.meta(written)))
+	if err != nil {
+		return err
+	}
+	out, err := k.toARM(req.resourceAPIVersion(), written, f.location)
+	if err != nil {
+		return apiError(req.logger, err, res)
+	}
+	status := http.StatusOK
+	switch {
+	case patch:
+		status = http.StatusAccepted
+	case !found:
+		status = http.StatusCreated
+	}
+	f.setAsyncHeaders(req, op, patch)
+	writeJSON(req.w, status, out)
+	return nil
+}
+
+// deleteResource deletes a resource (202), or answers 204 when there is none.
+func deleteResource[T any](f *Frontend, k *kind[T], req *request) error {
+	res, err := parseResource(req)
+	if err != nil {
+		return err
+	}
+	existing, found, err := k.getResource(req, res)
+	if err != nil {
+		return err
+	}
+	if !found {
+		req.w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	if k.parentAllows != nil {
+		if err := k.parentAllows(req, res); err != nil {
+			return err
+		}
+	}
+	meta := k.meta(existing)
+	uid := meta.GetUID()
+	if busy := provisioningConflict("delete", k.state(existing), meta.GetDeletionTimestamp() != nil); busy != nil {
+		// Already being deleted: by an earlier DELETE, unless that one's operation was never recorded
+		// and this is ARM retrying it.
+		recorded, err := f.operationRecorded(req, meta, hcpv1alpha1.ARMOperationDelete)
+		if err != nil {
+			return err
+		}
+		if recorded {
+			return busy
+		}
+	} else {
+		err = k.delete(req.ctx, res.obj.Namespace, res.obj.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil {
+			return apiError(req.logger, err, res)
+		}
+	}
+	// The object stays while its finalizers run, with the generation its deletion gave it.
+	t := target(k.resource, meta)
+	if after, found, err := k.getResource(req, res); err == nil && found && k.meta(after).GetUID() == uid {
+		t = target(k.resource, k.meta(after))
+	}
+	op, err := f.startOperation(req, hcpv1alpha1.ARMOperationDelete, res.id, res.subscription(), t)
+	if err != nil {
+		return err
+	}
+	f.setAsyncHeaders(req, op, true)
+	req.w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// mergePatch applies an RFC 7386 JSON merge patch to a JSON document.
+func mergePatch(doc, patch []byte) ([]byte, error) {
+	var d, p any
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(patch, &p); err != nil {
+		return nil, err
+	}
+	return json.Marshal(mergeValue(d, p))
+}
+
+func mergeValue(doc, patch any) any {
+	p, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	d, ok := doc.(map[string]any)
+	if !ok {
+		d = map[string]any{}
+	} else {
+		d = maps.Clone(d)
+	}
+	for k, v := range p {
+		if v == nil {
+			delete(d, k)
+			continue
+		}
+		d[k] = mergeValue(d[k], v)
+	}
+	return d
+}

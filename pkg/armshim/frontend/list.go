@@ -1,0 +1,132 @@
+package frontend
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
+)
+
+// defaultPageSize is the frontend's page size; $top asks for fewer.
+const defaultPageSize = 20
+
+// page is a list response.
+type page struct {
+	Value    []any  `json:"value"`
+	NextLink string `json:"nextLink,omitempty"`
+}
+
+// listOptions reads $top and $skipToken (the API's continue token) into a list's options.
+func listOptions(req *request) (metav1.ListOptions, error) {
+	opts := metav1.ListOptions{Limit: defaultPageSize}
+	if top, ok := queryValue(req.r.URL, "$top"); ok {
+		n, err := strconv.ParseInt(top, 10, 64)
+		if err != nil || n < 1 {
+			return opts, newCloudError(http.StatusBadRequest, CodeInvalidParameter, "$top", "The value '%s' of parameter '$top' is not a positive integer.", top)
+		}
+		opts.Limit = min(n, defaultPageSize)
+	}
+	opts.Continue, _ = queryValue(req.r.URL, "$skipToken")
+	return opts, nil
+}
+
+// nextLink is the URL of the page after this one: the URL ARM was called at, with the API's
+// continue token as $skipToken.
+func nextLink(req *request, continueToken string) string {
+	if continueToken == "" {
+		return ""
+	}
+	u := *referer(req.r)
+	q := u.Query()
+	for k := range q {
+		if strings.EqualFold(k, "$skipToken") {
+			q.Del(k)
+		}
+	}
+	q.Set("$skipToken", continueToken)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// writePage answers a list; an expired continue token is the caller's to restart from the first page.
+func writePage(req *request, items []any, continueToken string) {
+	if items == nil {
+		items = []any{}
+	}
+	writeJSON(req.w, http.StatusOK, page{Value: items, NextLink: nextLink(req, continueToken)})
+}
+
+// listClusters lists the clusters of a subscription (across its resource groups' namespaces) or of a
+// resource group; only those ARM created carry the subscription label.
+func (f *Frontend) listClusters(req *request) error {
+	opts, err := listOptions(req)
+	if err != nil {
+		return err
+	}
+	opts.LabelSelector = names.SubscriptionSelector(req.vars["sub"])
+	namespace := ""
+	if rg, ok := req.vars["rg"]; ok {
+		namespace = names.Namespace(req.vars["sub"], rg)
+	}
+	list, err := f.client.HcpV1alpha1().HCPClusters(namespace).List(req.ctx, opts)
+	if err != nil {
+		return listError(req, err)
+	}
+	items := make([]any, 0, len(list.Items))
+	for i := range list.Items {
+		body, err := f.clusters.toARM(req.resourceAPIVersion(), &list.Items[i], f.location)
+		if err != nil {
+			req.logger.Info("Leaving out of a list an HCPCluster that is not an ARM resource", "cluster", list.Items[i].Namespace+"/"+list.Items[i].Name, "err", err)
+			continue
+		}
+		items = append(items, body)
+	}
+	writePage(req, items, list.Continue)
+	return nil
+}
+
+// listNodePools lists the node pools of one cluster.
+func (f *Frontend) listNodePools(req *request) error {
+	res, err := parseResource(req)
+	if err != nil {
+		return err
+	}
+	if _, found, err := f.clusters.getResource(req, res); err != nil {
+		return err
+	} else if !found {
+		return res.notFound()
+	}
+	opts, err := listOptions(req)
+	if err != nil {
+		return err
+	}
+	opts.LabelSelector = names.SubscriptionSelector(req.vars["sub"])
+	opts.FieldSelector = fields.OneTermEqualSelector("spec.clusterName", res.obj.ClusterName).String()
+	list, err := f.client.HcpV1alpha1().NodePools(res.obj.Namespace).List(req.ctx, opts)
+	if err != nil {
+		return listError(req, err)
+	}
+	items := make([]any, 0, len(list.Items))
+	for i := range list.Items {
+		body, err := f.nodePools.toARM(req.resourceAPIVersion(), &list.Items[i], f.location)
+		if err != nil {
+			req.logger.Info("Leaving out of a list a NodePool that is not an ARM resource", "nodePool", list.Items[i].Namespace+"/"+list.Items[i].Name, "err", err)
+			continue
+		}
+		items = append(items, body)
+	}
+	writePage(req, items, list.Continue)
+	return nil
+}
+
+// listError maps a list's error; a continue token the API no longer knows (410) is a bad $skipToken.
+func listError(req *request, err error) error {
+	if status, ok := err.(interface{ Status() metav1.Status }); ok && status.Status().Code == http.StatusGone {
+		return newCloudError(http.StatusBadRequest, CodeInvalidParameter, "$skipToken", "The $skipToken has expired; list again from the first page.")
+	}
+	return apiError(req.logger, err, nil)
+}

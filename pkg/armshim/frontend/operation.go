@@ -1,0 +1,228 @@
+package frontend
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
+)
+
+// target names the object an operation follows, as it is after the shim's write.
+func target(resource string, obj metav1.Object) hcpv1alpha1.ARMOperationTarget {
+	return hcpv1alpha1.ARMOperationTarget{
+		Resource:   resource,
+		Namespace:  obj.GetNamespace(),
+		Name:       obj.GetName(),
+		UID:        obj.GetUID(),
+		Generation: obj.GetGeneration(),
+	}
+}
+
+// startOperation records an asynchronous operation on resourceID. It comes after the write it
+// follows: when it fails the caller gets a 500 and ARM retries the request, which finds the write done.
+func (f *Frontend) startOperation(req *request, request hcpv1alpha1.ARMOperationRequest, resourceID, subscriptionID string, t hcpv1alpha1.ARMOperationTarget) (*hcpv1alpha1.ARMOperation, error) {
+	op := &hcpv1alpha1.ARMOperation{
+		ObjectMeta: metav1.ObjectMeta{Name: uuid.NewString(), Labels: names.SubscriptionLabels(subscriptionID)},
+		Spec: hcpv1alpha1.ARMOperationSpec{
+			Request:              request,
+			ResourceID:           resourceID,
+			SubscriptionID:       strings.ToLower(subscriptionID),
+			Location:             f.location,
+			Target:               t,
+			APIVersion:           req.apiVersion,
+			TenantID:             req.tenantID,
+			ClientObjectID:       req.r.Header.Get(headerClientObjectID),
+			ClientRequestID:      req.r.Header.Get(headerClientRequestID),
+			CorrelationRequestID: req.r.Header.Get(headerCorrelationRequestID),
+			NotificationURI:      req.r.Header.Get(headerAsyncNotificationURI),
+		},
+	}
+	created, err := f.client.HcpV1alpha1().ARMOperations().Create(req.ctx, op, metav1.CreateOptions{})
+	if err != nil {
+		req.logger.Error(err, "Recording the ARM operation failed after its write", "resourceID", resourceID, "request", request)
+		return nil, internalError()
+	}
+	req.logger.V(2).Info("Started ARM operation", "operation", created.Name, "request", request, "resourceID", resourceID)
+	return created, nil
+}
+
+// operationURL is the URL of an operation's status or result endpoint, on the host ARM was called at.
+func (f *Frontend) operationURL(req *request, endpoint, subscriptionID, operationID string) string {
+	ref := referer(req.r)
+	u := url.URL{
+		Scheme:   ref.Scheme,
+		Host:     ref.Host,
+		Path:     "/subscriptions/" + subscriptionID + providerPath + "/locations/" + f.location + "/" + endpoint + "/" + operationID,
+		RawQuery: url.Values{"api-version": {req.apiVersion}}.Encode(),
+	}
+	return u.String()
+}
+
+// setAsyncHeaders tells ARM where to poll op: a PUT gets Azure-AsyncOperation only, PATCH, DELETE and
+// POST get Location too.
+func (f *Frontend) setAsyncHeaders(req *request, op *hcpv1alpha1.ARMOperation, withLocation bool) {
+	h := req.w.Header()
+	sub := req.vars["sub"]
+	h.Set(headerAzureAsyncOperation, f.operationURL(req, "hcpOperationStatuses", sub, op.Name))
+	if withLocation {
+		h.Set("Location", f.operationURL(req, "hcpOperationResults", sub, op.Name))
+	}
+	if req.r.Header.Get(headerAsyncNotificationURI) != "" {
+		h.Set(headerAsyncNotification, "Enabled")
+	}
+}
+
+// operationStatus is the body of the status endpoint.
+type operationStatus struct {
+	ID        string        `json:"id"`
+	Name      string        `json:"name"`
+	Status    string        `json:"status"`
+	StartTime string        `json:"startTime,omitempty"`
+	EndTime   string        `json:"endTime,omitempty"`
+	Error     *CloudErrBody `json:"error,omitempty"`
+}
+
+func isTerminalOperation(s hcpv1alpha1.ARMOperationState) bool {
+	return s == hcpv1alpha1.ARMOperationSucceeded || s == hcpv1alpha1.ARMOperationFailed || s == hcpv1alpha1.ARMOperationCanceled
+}
+
+// visibleOperation reads the operation the path names, if the caller may see it: only the tenant and
+// client that started it, in its subscription. Anyone else learns nothing, not even that it exists.
+func (f *Frontend) visibleOperation(req *request) (*hcpv1alpha1.ARMOperation, error) {
+	id := req.vars["operation"]
+	missing := newCloudError(http.StatusNotFound, CodeNotFound, "", "The operation '%s' could not be found.", id)
+	op, err := f.client.HcpV1alpha1().ARMOperations().Get(req.ctx, strings.ToLower(id), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+		return nil, missing
+	}
+	if err != nil {
+		return nil, apiError(req.logger, err, nil)
+	}
+	if !strings.EqualFold(op.Spec.SubscriptionID, req.vars["sub"]) ||
+		op.Spec.TenantID != req.tenantID ||
+		op.Spec.ClientObjectID != req.r.Header.Get(headerClientObjectID) {
+		return nil, missing
+	}
+	return op, nil
+}
+
+func (f *Frontend) getOperationStatus(req *request) error {
+	op, err := f.visibleOperation(req)
+	if err != nil {
+		return err
+	}
+	state := op.Status.State
+	if state == "" {
+		state = initialState(op.Spec.Request)
+	}
+	body := operationStatus{
+		ID:        "/subscriptions/" + req.vars["sub"] + providerPath + "/locations/" + req.vars["location"] + "/hcpOperationStatuses/" + op.Name,
+		Name:      op.Name,
+		Status:    string(state),
+		StartTime: op.CreationTimestamp.UTC().Format(time.RFC3339Nano),
+	}
+	if isTerminalOperation(state) && op.Status.EndTime != nil {
+		body.EndTime = op.Status.EndTime.UTC().Format(time.RFC3339Nano)
+	}
+	if e := op.Status.Error; e != nil {
+		body.Error = &CloudErrBody{Code: e.Code, Message: e.Message, Target: e.Target}
+	}
+	writeJSON(req.w, http.StatusOK, body)
+	return nil
+}
+
+// initialState is an operation's state before the controller first reports on it.
+func initialState(r hcpv1alpha1.ARMOperationRequest) hcpv1alpha1.ARMOperationState {
+	if r == hcpv1alpha1.ARMOperationDelete {
+		return hcpv1alpha1.ARMOperationDeleting
+	}
+	return hcpv1alpha1.ARMOperationAccepted
+}
+
+// getOperationResult answers as the frontend's result endpoint: 202 while the operation runs, 500 when
+// it failed or was canceled, and when it succeeded what the request would have answered synchronously.
+func (f *Frontend) getOperationResult(req *request) error {
+	op, err := f.visibleOperation(req)
+	if err != nil {
+		return err
+	}
+	switch op.Status.State {
+	case hcpv1alpha1.ARMOperationSucceeded:
+	case hcpv1alpha1.ARMOperationFailed, hcpv1alpha1.ARMOperationCanceled:
+		body := CloudErrBody{Code: CodeInternalServerError, Message: "The operation " + strings.ToLower(string(op.Status.State)) + "."}
+		if e := op.Status.Error; e != nil {
+			body = CloudErrBody{Code: e.Code, Message: e.Message, Target: e.Target}
+		}
+		return &CloudError{StatusCode: http.StatusInternalServerError, Body: body}
+	default:
+		req.w.Header().Set("Location", f.operationURL(req, "hcpOperationResults", req.vars["sub"], op.Name))
+		req.w.WriteHeader(http.StatusAccepted)
+		return nil
+	}
+
+	t := op.Spec.Target
+	switch op.Spec.Request {
+	case hcpv1alpha1.ARMOperationDelete, hcpv1alpha1.ARMOperationRevokeCredentials:
+		req.w.WriteHeader(http.StatusNoContent)
+		return nil
+	case hcpv1alpha1.ARMOperationRequestCredential:
+		return f.writeCredential(req, t.Namespace, t.Name)
+	case hcpv1alpha1.ARMOperationCreate, hcpv1alpha1.ARMOperationUpdate:
+		status := http.StatusOK
+		if op.Spec.Request == hcpv1alpha1.ARMOperationCreate {
+			status = http.StatusCreated
+		}
+		body, err := f.targetBody(req, t)
+		if err != nil {
+			return err
+		}
+		writeJSON(req.w, status, body)
+		return nil
+	default:
+		req.logger.Error(nil, "ARM operation of an unknown request", "operation", op.Name, "request", op.Spec.Request)
+		return internalError()
+	}
+}
+
+// targetBody is the ARM body of the cluster or node pool an operation created or updated, as it is
+// now; one that is gone, or was replaced by another of the same name, is not found.
+func (f *Frontend) targetBody(req *request, t hcpv1alpha1.ARMOperationTarget) (any, error) {
+	missing := newCloudError(http.StatusNotFound, CodeNotFound, "", "The resource of the operation no longer exists.")
+	var (
+		body any
+		uid  types.UID
+		err  error
+	)
+	v := req.resourceAPIVersion()
+	switch t.Resource {
+	case "hcpclusters":
+		c, getErr := f.client.HcpV1alpha1().HCPClusters(t.Namespace).Get(req.ctx, t.Name, metav1.GetOptions{})
+		if err = getErr; err == nil {
+			uid = c.UID
+			body, err = f.clusters.toARM(v, c, f.location)
+		}
+	case "nodepools":
+		np, getErr := f.client.HcpV1alpha1().NodePools(t.Namespace).Get(req.ctx, t.Name, metav1.GetOptions{})
+		if err = getErr; err == nil {
+			uid = np.UID
+			body, err = f.nodePools.toARM(v, np, f.location)
+		}
+	default:
+		return nil, internalError()
+	}
+	if apierrors.IsNotFound(err) || (err == nil && uid != t.UID) {
+		return nil, missing
+	}
+	if err != nil {
+		return nil, apiError(req.logger, err, nil)
+	}
+	return body, nil
+}

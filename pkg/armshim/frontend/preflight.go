@@ -1,0 +1,153 @@
+package frontend
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/conversion"
+	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
+)
+
+// preflightResponse is always sent with 200: ARM reads the verdict from the body.
+type preflightResponse struct {
+	Status string        `json:"status"`
+	Error  *CloudErrBody `json:"error,omitempty"`
+}
+
+// preflightResource is what preflight needs of one resource of a deployment.
+type preflightResource struct {
+	Type       string `json:"type"`
+	Name       string `json:"name"`
+	APIVersion string `json:"apiVersion"`
+}
+
+// preflight checks the clusters and node pools of a deployment as a create would: the same
+// conversion, then a dry-run write, so that the API's validation and admission run. Resources of other
+// types, api-versions the shim does not serve and template expressions are left to the deployment.
+func (f *Frontend) preflight(req *request) error {
+	var deployment struct {
+		Resources []json.RawMessage `json:"resources"`
+	}
+	if err := json.Unmarshal(req.body, &deployment); err != nil {
+		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "", "The request content was invalid and could not be deserialized: %v", err)
+	}
+	var failures []CloudErrBody
+	for _, raw := range deployment.Resources {
+		if err := f.preflightOne(req, raw); err != nil {
+			ce := apiError(req.logger, err, nil)
+			failures = append(failures, ce.Body)
+		}
+	}
+	resp := preflightResponse{Status: "Succeeded"}
+	if len(failures) > 0 {
+		resp.Status = "Failed"
+		body := multipleOrOne(failures).Body
+		resp.Error = &body
+	}
+	writeJSON(req.w, http.StatusOK, resp)
+	return nil
+}
+
+func (f *Frontend) preflightOne(req *request, raw json.RawMessage) error {
+	var r preflightResource
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "", "A resource of the deployment could not be deserialized: %v", err)
+	}
+	v, err := conversion.ParseAPIVersion(r.APIVersion)
+	if err != nil || hasTemplateExpression(raw) {
+		return nil
+	}
+	id := "/subscriptions/" + req.vars["sub"] + "/resourceGroups/" + req.vars["rg"] + "/providers/"
+	parts := strings.Split(r.Name, "/")
+	switch {
+	case strings.EqualFold(r.Type, names.ClusterType) && len(parts) == 1:
+		id += names.ClusterType + "/" + parts[0]
+	case strings.EqualFold(r.Type, names.NodePoolType) && len(parts) == 2:
+		id += names.ClusterType + "/" + parts[0] + "/nodePools/" + parts[1]
+	default:
+		return nil
+	}
+	obj, err := names.Parse(id)
+	if err != nil {
+		return newCloudError(http.StatusBadRequest, CodeInvalidResourceName, "", "%v", err)
+	}
+	if err := f.checkLocation(raw); err != nil {
+		return err
+	}
+	res := &armResource{obj: obj, id: id}
+	creq := conversion.Request{APIVersion: v, ResourceID: id, Body: raw, SystemData: req.r.Header.Get(headerSystemData)}
+	if obj.Kind == names.KindCluster {
+		return dryRun(f.clusters, req, res, creq)
+	}
+	// A node pool's cluster may come with the same deployment: without it, the conversion alone checks.
+	if _, found, err := f.clusters.getResource(req, res.clusterOf()); err != nil || !found {
+		_, errs := conversion.NodePoolFromARM(creq, nil)
+		if len(errs) > 0 {
+			return fieldErrorsToCloudError(errs)
+		}
+		return err
+	}
+	return dryRun(f.nodePools, req, res, creq)
+}
+
+// dryRun writes what a PUT would write with dryRun=All.
+func dryRun[T any](k *kind[T], req *request, res *armResource, creq conversion.Request) error {
+	existing, found, err := k.getResource(req, res)
+	if err != nil {
+		return err
+	}
+	var prior T
+	if found {
+		prior = existing
+	}
+	obj, errs := k.fromARM(creq, prior)
+	if len(errs) > 0 {
+		return fieldErrorsToCloudError(errs)
+	}
+	dry := []string{metav1.DryRunAll}
+	if found {
+		_, err = k.update(req.ctx, obj, metav1.UpdateOptions{DryRun: dry})
+	} else {
+		meta := k.meta(obj)
+		meta.SetLabels(labels.Merge(meta.GetLabels(), names.SubscriptionLabels(res.subscription())))
+		_, err = k.create(req.ctx, obj, metav1.CreateOptions{DryRun: dry})
+	}
+	if err != nil {
+		return apiError(req.logger, err, res)
+	}
+	return nil
+}
+
+// hasTemplateExpression tells whether a resource holds an ARM template expression ("[...]"), which
+// only the deployment can evaluate.
+func hasTemplateExpression(raw json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch t := v.(type) {
+		case string:
+			return strings.HasPrefix(t, "[") && strings.HasSuffix(t, "]") && !strings.HasPrefix(t, "[[")
+		case map[string]any:
+			for _, x := range t {
+				if walk(x) {
+					return true
+				}
+			}
+		case []any:
+			for _, x := range t {
+				if walk(x) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
+}

@@ -1,0 +1,162 @@
+package frontend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/conversion"
+	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
+)
+
+// armResource is the cluster or node pool a request's path names.
+type armResource struct {
+	obj names.Object
+	// id is the resource ID, with the names as the caller spelled them.
+	id string
+}
+
+// armType is the resource's ARM type, as messages name it.
+func (a *armResource) armType() string {
+	if a.obj.Kind == names.KindNodePool {
+		return names.NodePoolType
+	}
+	return names.ClusterType
+}
+
+func (a *armResource) notFound() *CloudError {
+	return notFound(a.armType(), a.obj.ID.Name, a.obj.ID.ResourceGroupName)
+}
+
+func (a *armResource) subscription() string { return a.obj.ID.SubscriptionID }
+
+// clusterID is the resource ID of the cluster a path names.
+func clusterID(vars map[string]string) string {
+	return "/subscriptions/" + vars["sub"] + "/resourceGroups/" + vars["rg"] + providerPath + "/hcpOpenShiftClusters/" + vars["cluster"]
+}
+
+// parseResource parses the resource ID of the request's path: the cluster's, or its node pool's.
+func parseResource(req *request) (*armResource, error) {
+	id := clusterID(req.vars)
+	if np, ok := req.vars["nodepool"]; ok {
+		id += "/nodePools/" + np
+	}
+	obj, err := names.Parse(id)
+	if err != nil {
+		return nil, newCloudError(http.StatusBadRequest, CodeInvalidResourceName, "", "%v", err)
+	}
+	return &armResource{obj: obj, id: id}, nil
+}
+
+// clusterOf is the resource of the cluster a node pool belongs to.
+func (a *armResource) clusterOf() *armResource {
+	if a.obj.Kind == names.KindCluster {
+		return a
+	}
+	id := a.obj.ID.Parent.String()
+	obj, _ := names.Parse(id)
+	return &armResource{obj: obj, id: id}
+}
+
+// kind is how one kind of object is read, written and converted; the handlers of clusters and node
+// pools are the same code over two kinds.
+type kind[T any] struct {
+	// resource is the API's plural, for an ARMOperation's target.
+	resource string
+	get      func(ctx context.Context, ns, name string) (T, error)
+	create   func(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
+	update   func(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+	delete   func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error
+	fromARM  func(req conversion.Request, existing T) (T, field.ErrorList)
+	// toARM gives the ARM body of obj, in location.
+	toARM func(v conversion.APIVersion, obj T, location string) (any, error)
+	meta  func(T) metav1.Object
+	state func(T) hcpv1alpha1.ProvisioningState
+	// parentAllows refuses a write while the parent cluster cannot take it.
+	parentAllows func(req *request, res *armResource) error
+}
+
+// isTerminal tells whether nothing is in progress on a resource in state s. An empty state is a
+// resource no controller reported on yet, which blocks nothing.
+func isTerminal(s hcpv1alpha1.ProvisioningState) bool {
+	switch s {
+	case hcpv1alpha1.ProvisioningStateSucceeded, hcpv1alpha1.ProvisioningStateFailed, hcpv1alpha1.ProvisioningStateCanceled, "":
+		return true
+	}
+	return false
+}
+
+func conflict(format string, args ...any) *CloudError {
+	return newCloudError(http.StatusConflict, CodeConflict, "", format, args...)
+}
+
+// provisioningConflict is the frontend's 409 for an action on a resource that is busy.
+func provisioningConflict(action string, state hcpv1alpha1.ProvisioningState, deleting bool) *CloudError {
+	if deleting {
+		state = hcpv1alpha1.ProvisioningStateDeleting
+	}
+	if action == "delete" {
+		if state == hcpv1alpha1.ProvisioningStateDeleting {
+			return conflict("Cannot delete resource while resource is %q", strings.ToLower(string(state)))
+		}
+		return nil
+	}
+	if deleting || !isTerminal(state) {
+		return conflict("Cannot %s resource while resource is %q", action, strings.ToLower(string(state)))
+	}
+	return nil
+}
+
+func (k *kind[T]) getResource(req *request, res *armResource) (T, bool, error) {
+	obj, err := k.get(req.ctx, res.obj.Namespace, res.obj.Name)
+	if apierrors.IsNotFound(err) {
+		var zero T
+		return zero, false, nil
+	}
+	if err != nil {
+		var zero T
+		return zero, false, apiError(req.logger, err, res)
+	}
+	// An object in the namespace that ARM did not create is not an ARM resource.
+	if _, err := names.FromAnnotations(k.meta(obj).GetAnnotations()); err != nil {
+		var zero T
+		return zero, false, nil
+	}
+	return obj, true, nil
+}
+
+// checkLocation reads the location of a request body, to refuse one for another region.
+func (f *Frontend) checkLocation(body []byte) error {
+	var envelope struct {
+		Location *string `json:"location"`
+	}
+	if err := json.Unmarshal(body, &envelope); err != nil || envelope.Location == nil {
+		// A malformed body is the conversion's to report.
+		return nil
+	}
+	if normalizeLocation(*envelope.Location) != f.location {
+		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "location",
+			"The location '%s' is not this resource provider's location '%s'.", *envelope.Location, f.location)
+	}
+	return nil
+}
+
+// normalizeLocation compares locations as ARM does: "East US" is "eastus".
+func normalizeLocation(l string) string {
+	return strings.ToLower(strings.ReplaceAll(l, " ", ""))
+}
+
+// defaultSystemData is what the frontend records as creator when ARM sent no system data.
+func defaultSystemData(now time.Time) string {
+	ts := now.UTC().Format(time.RFC3339)
+	return fmt.Sprintf(`{"createdBy":"Unknown-ARO-HCP-frontend","createdByType":"Application","createdAt":%q,`+
+		`"lastModifiedBy":"Unknown-ARO-HCP-frontend","lastModifiedByType":"Application","lastModifiedAt":%q}`, ts, ts)
+}

@@ -1,0 +1,269 @@
+package frontend
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/google/uuid"
+	"k8s.io/klog/v2"
+
+	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/conversion"
+)
+
+// maxBodyBytes is the largest request body ARM may send the frontend.
+const maxBodyBytes = 4 << 20
+
+// Headers ARM sends and the frontend answers with.
+const (
+	headerRequestID               = "X-Ms-Request-Id"
+	headerClientRequestID         = "X-Ms-Client-Request-Id"
+	headerReturnClientRequestID   = "X-Ms-Return-Client-Request-Id"
+	headerCorrelationRequestID    = "X-Ms-Correlation-Request-Id"
+	headerHomeTenantID            = "X-Ms-Home-Tenant-Id"
+	headerClientObjectID          = "X-Ms-Client-Object-Id"
+	headerSystemData              = "X-Ms-Arm-Resource-System-Data"
+	headerAsyncNotificationURI    = "Azure-AsyncNotificationUri"
+	headerAsyncNotification       = "Azure-AsyncNotification"
+	headerAzureAsyncOperation     = "Azure-AsyncOperation"
+	subscriptionAPIVersion        = "2.0"
+	providerPath                  = "/providers/Microsoft.RedHatOpenShift"
+	clusterResourceTypeForMessage = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters"
+)
+
+// versionRule says which api-versions a route takes.
+type versionRule int
+
+const (
+	// resourceVersions are the four api-versions of the resource provider.
+	resourceVersions versionRule = iota
+	// subscriptionVersion is ARM's subscription lifecycle api-version, 2.0.
+	subscriptionVersion
+	// anyVersion skips the check, as the frontend does for its operations list.
+	anyVersion
+)
+
+// route is one path of the contract. Its pattern's literal segments match without regard to case;
+// a {name} segment matches any one segment and keeps it as sent.
+type route struct {
+	pattern  string
+	segments []string
+	methods  map[string]handlerFunc
+	versions versionRule
+	// resourceType names the route's resources in an unknown api-version's message.
+	resourceType string
+	// gated routes are refused as the subscription's state says.
+	gated bool
+}
+
+type handlerFunc func(*request) error
+
+// request is one ARM request on its way through the frontend.
+type request struct {
+	w      http.ResponseWriter
+	r      *http.Request
+	ctx    context.Context
+	logger klog.Logger
+	// vars are the route's {name} segments as sent.
+	vars       map[string]string
+	apiVersion string
+	body       []byte
+	// subscription is the caller's subscription on a gated route.
+	subscription *hcpv1alpha1.ARMSubscription
+	// tenantID is x-ms-home-tenant-id, or the subscription's tenant when ARM left it out.
+	tenantID string
+}
+
+func (r *request) resourceAPIVersion() conversion.APIVersion {
+	return conversion.APIVersion(r.apiVersion)
+}
+
+func newRoute(pattern string, versions versionRule, resourceType string, gated bool, methods map[string]handlerFunc) *route {
+	return &route{
+		pattern:      pattern,
+		segments:     strings.Split(strings.Trim(pattern, "/"), "/"),
+		methods:      methods,
+		versions:     versions,
+		resourceType: resourceType,
+		gated:        gated,
+	}
+}
+
+// match returns the {name} values of path, or false.
+func (rt *route) match(path string) (map[string]string, bool) {
+	segments := strings.Split(strings.Trim(path, "/"), "/")
+	if len(segments) != len(rt.segments) {
+		return nil, false
+	}
+	vars := map[string]string{}
+	for i, want := range rt.segments {
+		got := segments[i]
+		if strings.HasPrefix(want, "{") {
+			if got == "" {
+				return nil, false
+			}
+			vars[strings.Trim(want, "{}")] = got
+			continue
+		}
+		if !strings.EqualFold(want, got) {
+			return nil, false
+		}
+	}
+	return vars, true
+}
+
+// ServeHTTP runs what the frontend's middleware runs for every request (correlation headers, routing
+// without regard to case, api-version, body checks, subscription state), then the route's handler.
+func (f *Frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	requestID := uuid.NewString()
+	w.Header().Set(headerRequestID, requestID)
+	if strings.EqualFold(r.Header.Get(headerReturnClientRequestID), "true") {
+		if id := r.Header.Get(headerClientRequestID); id != "" {
+			w.Header().Set(headerClientRequestID, id)
+		}
+	}
+	logger := klog.FromContext(r.Context()).WithValues("requestID", requestID, "method", r.Method, "path", r.URL.Path)
+	ctx := klog.NewContext(r.Context(), logger)
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			logger.Error(nil, "Panic serving an ARM request", "panic", p)
+			writeCloudError(w, internalError())
+		}
+	}()
+
+	req := &request{w: w, r: r, ctx: ctx, logger: logger}
+	rt, err := f.route(req)
+	if err == nil {
+		err = f.admit(req, rt)
+	}
+	if err == nil {
+		err = rt.methods[r.Method](req)
+	}
+	if err != nil {
+		writeCloudError(w, apiError(logger, err, nil))
+	}
+}
+
+// route finds the request's route and checks its method.
+func (f *Frontend) route(req *request) (*route, error) {
+	var pathMatched *route
+	for _, rt := range f.routes {
+		vars, ok := rt.match(req.r.URL.Path)
+		if !ok {
+			continue
+		}
+		pathMatched = rt
+		if _, ok := rt.methods[req.r.Method]; ok {
+			req.vars = vars
+			return rt, nil
+		}
+	}
+	if pathMatched != nil {
+		return nil, newCloudError(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "",
+			"The method '%s' is not allowed on '%s'.", req.r.Method, req.r.URL.Path)
+	}
+	return nil, newCloudError(http.StatusNotFound, CodeNotFound, "", "The requested path '%s' could not be found.", req.r.URL.Path)
+}
+
+// admit checks the api-version, the body and the subscription's state.
+func (f *Frontend) admit(req *request, rt *route) error {
+	if err := checkAPIVersion(req, rt); err != nil {
+		return err
+	}
+	if err := readBody(req); err != nil {
+		return err
+	}
+	req.tenantID = req.r.Header.Get(headerHomeTenantID)
+	if rt.gated {
+		return f.checkSubscription(req)
+	}
+	return nil
+}
+
+func checkAPIVersion(req *request, rt *route) error {
+	if rt.versions == anyVersion {
+		return nil
+	}
+	v, ok := queryValue(req.r.URL, "api-version")
+	if !ok || v == "" {
+		return newCloudError(http.StatusBadRequest, CodeInvalidParameter, "", "The request is missing required parameter 'api-version'.")
+	}
+	known := v == subscriptionAPIVersion
+	if rt.versions == resourceVersions {
+		_, err := conversion.ParseAPIVersion(v)
+		known = err == nil
+	}
+	if !known {
+		return newCloudError(http.StatusBadRequest, CodeInvalidResourceType, "",
+			"The resource type '%s' could not be found API version '%s'.", rt.resourceType, v)
+	}
+	req.apiVersion = v
+	return nil
+}
+
+// readBody reads a body of at most 4 MiB, which must be JSON.
+func readBody(req *request) error {
+	switch req.r.Method {
+	case http.MethodPut, http.MethodPatch, http.MethodPost:
+	default:
+		return nil
+	}
+	if req.r.ContentLength > maxBodyBytes {
+		return tooLarge()
+	}
+	body, err := io.ReadAll(io.LimitReader(req.r.Body, maxBodyBytes+1))
+	if err != nil {
+		var maxErr *http.MaxBytesError
+		if errors.As(err, &maxErr) {
+			return tooLarge()
+		}
+		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "", "The request body could not be read: %v", err)
+	}
+	if len(body) > maxBodyBytes {
+		return tooLarge()
+	}
+	if len(body) > 0 {
+		mediaType, _, err := mime.ParseMediaType(req.r.Header.Get("Content-Type"))
+		if err != nil || !strings.EqualFold(mediaType, "application/json") {
+			return newCloudError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "",
+				"The content media type '%s' is not supported. Only 'application/json' is supported.", req.r.Header.Get("Content-Type"))
+		}
+	}
+	req.body = body
+	return nil
+}
+
+func tooLarge() *CloudError {
+	return newCloudError(http.StatusBadRequest, CodeInvalidResource, "", "The resource definition is invalid: the request body is larger than 4 MiB.")
+}
+
+// queryValue reads a query parameter whose key is given in any case, as ARM's are.
+func queryValue(u *url.URL, key string) (string, bool) {
+	for k, vs := range u.Query() {
+		if strings.EqualFold(k, key) && len(vs) > 0 {
+			return vs[0], true
+		}
+	}
+	return "", false
+}
+
+// referer is the URL ARM was called at, which the frontend builds the links it returns from. A
+// request that did not come through ARM has none, and gets its own URL.
+func referer(r *http.Request) *url.URL {
+	if ref, err := url.Parse(r.Header.Get("Referer")); err == nil && ref.Scheme != "" && ref.Host != "" {
+		return ref
+	}
+	scheme := "https"
+	if r.TLS == nil {
+		scheme = "http"
+	}
+	return &url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawQuery: r.URL.RawQuery}
+}

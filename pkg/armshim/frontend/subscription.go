@@ -1,0 +1,102 @@
+package frontend
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+)
+
+// subscriptionBody is ARM's subscription lifecycle document, sent with api-version 2.0.
+type subscriptionBody = hcpv1alpha1.ARMSubscriptionSpec
+
+// checkSubscription lets a request through as the subscription's state allows: Registered for
+// everything, Warned and Suspended for reads and deletes only, nothing else.
+func (f *Frontend) checkSubscription(req *request) error {
+	sub := req.vars["sub"]
+	s, err := f.client.HcpV1alpha1().ARMSubscriptions().Get(req.ctx, strings.ToLower(sub), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return unregistered(sub)
+	}
+	if err != nil {
+		return apiError(req.logger, err, nil)
+	}
+	if err := subscriptionAllows(s.Spec.State, sub, req.r.Method); err != nil {
+		return err
+	}
+	req.subscription = s
+	if req.tenantID == "" && s.Spec.Properties != nil {
+		req.tenantID = s.Spec.Properties.TenantID
+	}
+	return nil
+}
+
+// subscriptionAllows is the frontend's table of subscription states.
+func subscriptionAllows(state hcpv1alpha1.ARMSubscriptionState, sub, method string) *CloudError {
+	switch state {
+	case hcpv1alpha1.ARMSubscriptionRegistered:
+		return nil
+	case hcpv1alpha1.ARMSubscriptionUnregistered:
+		return unregistered(sub)
+	case hcpv1alpha1.ARMSubscriptionWarned, hcpv1alpha1.ARMSubscriptionSuspended:
+		if method == http.MethodGet || method == http.MethodDelete {
+			return nil
+		}
+		return newCloudError(http.StatusConflict, CodeInvalidSubscriptionState, "",
+			"Request is not allowed in subscription '%s' in state '%s'.", sub, state)
+	case hcpv1alpha1.ARMSubscriptionDeleted:
+		return newCloudError(http.StatusBadRequest, CodeInvalidSubscriptionState, "",
+			"Request is not allowed in deleted subscription '%s'.", sub)
+	default:
+		return newCloudError(http.StatusInternalServerError, CodeInternalServerError, "",
+			"Subscription '%s' is in an unknown state '%s'.", sub, state)
+	}
+}
+
+func unregistered(sub string) *CloudError {
+	return newCloudError(http.StatusBadRequest, CodeInvalidSubscriptionState, "",
+		"Request is not allowed in unregistered subscription '%s'.", sub)
+}
+
+// putSubscription stores ARM's subscription document as the ARMSubscription named after the
+// lowercased subscription ID, and answers with what was stored.
+func (f *Frontend) putSubscription(req *request) error {
+	var body subscriptionBody
+	if err := json.Unmarshal(req.body, &body); err != nil {
+		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "", "The request content was invalid and could not be deserialized: %v", err)
+	}
+	name := strings.ToLower(req.vars["sub"])
+	subs := f.client.HcpV1alpha1().ARMSubscriptions()
+	existing, err := subs.Get(req.ctx, name, metav1.GetOptions{})
+	var stored *hcpv1alpha1.ARMSubscription
+	switch {
+	case apierrors.IsNotFound(err):
+		stored, err = subs.Create(req.ctx, &hcpv1alpha1.ARMSubscription{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: body}, metav1.CreateOptions{})
+	case err == nil:
+		existing.Spec = body
+		stored, err = subs.Update(req.ctx, existing, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		// A conflicting write of the same subscription: ARM retries.
+		return apiError(req.logger, err, nil)
+	}
+	writeJSON(req.w, http.StatusOK, stored.Spec)
+	return nil
+}
+
+func (f *Frontend) getSubscription(req *request) error {
+	sub := req.vars["sub"]
+	s, err := f.client.HcpV1alpha1().ARMSubscriptions().Get(req.ctx, strings.ToLower(sub), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return newCloudError(http.StatusNotFound, "SubscriptionNotFound", "", "The subscription '%s' could not be found.", sub)
+	}
+	if err != nil {
+		return apiError(req.logger, err, nil)
+	}
+	writeJSON(req.w, http.StatusOK, s.Spec)
+	return nil
+}
