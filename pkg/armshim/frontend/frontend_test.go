@@ -1,0 +1,281 @@
+package frontend
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
+)
+
+const (
+	testSub      = "0B1E2C3D-4E5F-4A6B-8C7D-9E0F1A2B3C4D"
+	testAPI      = "2026-09-01-preview"
+	testRGPath   = "/subscriptions/" + testSub + "/resourceGroups/Dev-RG"
+	testCluster  = testRGPath + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/Dev-Cluster"
+	testNodePool = testCluster + "/nodePools/Workers"
+	testTenant   = "11111111-2222-3333-4444-555555555555"
+	testObjectID = "66666666-7777-8888-9999-000000000000"
+	testReferer  = "https://management.azure.com"
+)
+
+// minimalClusterBody is enough for the conversion; the values are the API's to validate, which the
+// fake clientset does not.
+const minimalClusterBody = `{"location": "East US", "properties": {"version": {"id": "4.20"}, "platform": {"subnetId": "s", "networkSecurityGroupId": "n"}}}`
+
+const minimalNodePoolBody = `{"location": "eastus", "properties": {"platform": {"vmSize": "Standard_D8s_v3"}, "replicas": 2}}`
+
+func subscription(state hcpv1alpha1.ARMSubscriptionState) *hcpv1alpha1.ARMSubscription {
+	return &hcpv1alpha1.ARMSubscription{
+		ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(testSub)},
+		Spec:       hcpv1alpha1.ARMSubscriptionSpec{State: state, Properties: &hcpv1alpha1.ARMSubscriptionProperties{TenantID: testTenant}},
+	}
+}
+
+func newTestFrontend(t *testing.T, objs ...runtime.Object) (*Frontend, *fake.Clientset) {
+	t.Helper()
+	// The simple clientset: the field-managed one wants a schema of every type, which the tests do not need.
+	client := fake.NewSimpleClientset(objs...) //nolint:staticcheck
+	f, err := New(Config{Client: client, Location: "eastus"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, client
+}
+
+// call sends an ARM request as ARM would: with a Referer on management.azure.com, the caller's tenant
+// and object ID, and a JSON body.
+func call(f *Frontend, method, target, body string, headers ...string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	r.Header.Set("Referer", testReferer+target)
+	r.Header.Set(headerHomeTenantID, testTenant)
+	r.Header.Set(headerClientObjectID, testObjectID)
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i+1] == "" {
+			r.Header.Del(headers[i])
+		} else {
+			r.Header.Set(headers[i], headers[i+1])
+		}
+	}
+	rec := httptest.NewRecorder()
+	f.ServeHTTP(rec, r)
+	return rec
+}
+
+func cloudError(t *testing.T, rec *httptest.ResponseRecorder) CloudErrBody {
+	t.Helper()
+	var ce CloudError
+	if err := json.Unmarshal(rec.Body.Bytes(), &ce); err != nil {
+		t.Fatalf("body %q is not a CloudError: %v", rec.Body, err)
+	}
+	return ce.Body
+}
+
+func TestRouting(t *testing.T) {
+	f, _ := newTestFrontend(t, subscription(hcpv1alpha1.ARMSubscriptionRegistered))
+	tests := []struct {
+		name    string
+		method  string
+		target  string
+		body    string
+		headers []string
+		status  int
+		code    string
+		message string
+	}{
+		{name: "operations list, any case, no api-version", method: "GET", target: "/PROVIDERS/microsoft.redhatopenshift/Operations", status: 200},
+		{name: "cluster path in upper case and query key in upper case", method: "GET",
+			target: strings.ToUpper(testCluster) + "?API-VERSION=" + testAPI, status: 404, code: CodeResourceNotFound,
+			message: "The resource 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters/DEV-CLUSTER' under resource group 'DEV-RG' was not found."},
+		{name: "node pool in lower case", method: "GET", target: strings.ToLower(testNodePool) + "?api-version=" + testAPI,
+			status: 404, code: CodeResourceNotFound},
+		{name: "unrouted", method: "GET", target: "/subscriptions/" + testSub + "/somethingElse?api-version=" + testAPI, status: 404, code: CodeNotFound},
+		{name: "method not routed", method: "POST", target: testCluster + "?api-version=" + testAPI, status: 405, code: CodeMethodNotAllowed},
+		{name: "external auths are not implemented", method: "PUT", target: testCluster + "/externalAuths/Entra?api-version=" + testAPI,
+			body: "{}", status: 501, code: CodeNotImplemented},
+		{name: "missing api-version", method: "GET", target: testCluster, status: 400, code: CodeInvalidParameter},
+		{name: "unknown api-version", method: "GET", target: testCluster + "?api-version=2020-01-01", status: 400, code: CodeInvalidResourceType,
+			message: "The resource type 'hcpOpenShiftClusters' could not be found API version '2020-01-01'."},
+		{name: "subscription lifecycle wants 2.0", method: "GET", target: "/subscriptions/" + testSub + "?api-version=" + testAPI,
+			status: 400, code: CodeInvalidResourceType},
+		{name: "subscription lifecycle with 2.0", method: "GET", target: "/subscriptions/" + testSub + "?api-version=2.0", status: 200},
+		{name: "body that is not JSON", method: "PUT", target: testCluster + "?api-version=" + testAPI, body: "x",
+			headers: []string{"Content-Type", "text/plain"}, status: 415, code: CodeUnsupportedMediaType},
+		{name: "JSON with a charset", method: "PUT", target: testCluster + "?api-version=" + testAPI, body: minimalClusterBody,
+			headers: []string{"Content-Type", "application/json; charset=utf-8"}, status: 201},
+		{name: "body over 4 MiB", method: "PUT", target: testCluster + "?api-version=" + testAPI,
+			body: `{"tags":{"a":"` + strings.Repeat("x", maxBodyBytes) + `"}}`, status: 400, code: CodeInvalidResource},
+		{name: "versions of another region", method: "GET",
+			target: "/subscriptions/" + testSub + "/providers/Microsoft.RedHatOpenShift/locations/westus/hcpOpenShiftVersions?api-version=" + testAPI,
+			status: 404, code: CodeNotFound},
+		{name: "health", method: "GET", target: "/healthz", status: 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := call(f, tt.method, tt.target, tt.body, tt.headers...)
+			if rec.Code != tt.status {
+				t.Fatalf("status = %d, want %d; body %s", rec.Code, tt.status, rec.Body)
+			}
+			if _, err := uuid.Parse(rec.Header().Get(headerRequestID)); err != nil {
+				t.Errorf("x-ms-request-id %q is not a UUID", rec.Header().Get(headerRequestID))
+			}
+			if tt.code == "" {
+				return
+			}
+			ce := cloudError(t, rec)
+			if ce.Code != tt.code {
+				t.Errorf("code = %q, want %q (%s)", ce.Code, tt.code, ce.Message)
+			}
+			if tt.message != "" && ce.Message != tt.message {
+				t.Errorf("message = %q, want %q", ce.Message, tt.message)
+			}
+		})
+	}
+}
+
+func TestClientRequestIDEcho(t *testing.T) {
+	f, _ := newTestFrontend(t)
+	target := "/providers/Microsoft.RedHatOpenShift/operations"
+	if got := call(f, "GET", target, "", headerClientRequestID, "abc").Header().Get(headerClientRequestID); got != "" {
+		t.Errorf("x-ms-client-request-id echoed without being asked: %q", got)
+	}
+	got := call(f, "GET", target, "", headerClientRequestID, "abc", headerReturnClientRequestID, "True").Header().Get(headerClientRequestID)
+	if got != "abc" {
+		t.Errorf("x-ms-client-request-id = %q, want it echoed", got)
+	}
+}
+
+func TestSubscriptionGating(t *testing.T) {
+	type want struct {
+		status int
+		gated  bool // refused with InvalidSubscriptionState (or 500 for an unknown state)
+	}
+	// What an empty store answers once a request is let through.
+	allowed := map[string]int{"GET": 404, "PUT": 201, "PATCH": 404, "DELETE": 204, "POST": 404}
+	methods := []string{"GET", "PUT", "PATCH", "DELETE", "POST"}
+	refuse := func(status int) map[string]want {
+		m := map[string]want{}
+		for _, method := range methods {
+			m[method] = want{status: status, gated: true}
+		}
+		return m
+	}
+	readAndDelete := map[string]want{
+		"GET": {status: allowed["GET"]}, "DELETE": {status: allowed["DELETE"]},
+		"PUT": {status: 409, gated: true}, "PATCH": {status: 409, gated: true}, "POST": {status: 409, gated: true},
+	}
+	open := map[string]want{}
+	for _, method := range methods {
+		open[method] = want{status: allowed[method]}
+	}
+	tests := []struct {
+		state hcpv1alpha1.ARMSubscriptionState // "" is no subscription at all
+		want  map[string]want
+	}{
+		{state: hcpv1alpha1.ARMSubscriptionRegistered, want: open},
+		{state: "", want: refuse(400)},
+		{state: hcpv1alpha1.ARMSubscriptionUnregistered, want: refuse(400)},
+		{state: hcpv1alpha1.ARMSubscriptionWarned, want: readAndDelete},
+		{state: hcpv1alpha1.ARMSubscriptionSuspended, want: readAndDelete},
+		{state: hcpv1alpha1.ARMSubscriptionDeleted, want: refuse(400)},
+		{state: "Bogus", want: refuse(500)},
+	}
+	for _, tt := range tests {
+		for _, method := range methods {
+			name := string(tt.state)
+			if name == "" {
+				name = "NoSubscription"
+			}
+			t.Run(name+"/"+method, func(t *testing.T) {
+				var objs []runtime.Object
+				if tt.state != "" {
+					objs = append(objs, subscription(tt.state))
+				}
+				f, _ := newTestFrontend(t, objs...)
+				target, body := testCluster, ""
+				switch method {
+				case "PUT":
+					body = minimalClusterBody
+				case "PATCH":
+					body = `{"tags":{"a":"b"}}`
+				case "POST":
+					target += "/requestadmincredential"
+					body = `{}`
+				}
+				rec := call(f, method, target+"?api-version="+testAPI, body)
+				w := tt.want[method]
+				if rec.Code != w.status {
+					t.Fatalf("status = %d, want %d; body %s", rec.Code, w.status, rec.Body)
+				}
+				if w.gated {
+					code := cloudError(t, rec).Code
+					if w.status == 500 && code != CodeInternalServerError || w.status != 500 && code != CodeInvalidSubscriptionState {
+						t.Errorf("code = %q", code)
+					}
+				}
+			})
+		}
+	}
+	t.Run("preflight is gated", func(t *testing.T) {
+		f, _ := newTestFrontend(t, subscription(hcpv1alpha1.ARMSubscriptionSuspended))
+		rec := call(f, "POST", testRGPath+"/providers/Microsoft.RedHatOpenShift/deployments/d/preflight?api-version="+testAPI, `{"resources":[]}`)
+		if rec.Code != 409 || cloudError(t, rec).Code != CodeInvalidSubscriptionState {
+			t.Errorf("preflight in a suspended subscription: %d %s", rec.Code, rec.Body)
+		}
+	})
+}
+
+func TestSubscriptionLifecycle(t *testing.T) {
+	f, client := newTestFrontend(t)
+	target := "/subscriptions/" + testSub + "?api-version=2.0"
+	body := `{"state":"Registered","registrationDate":"2026-12-01T00:00:00Z","properties":{"tenantId":"` + testTenant + `",
+		"registeredFeatures":[{"name":"Microsoft.RedHatOpenShift/ExperimentalReleaseFeatures","state":"Registered"}]}}`
+	if rec := call(f, "PUT", target, body); rec.Code != 200 {
+		t.Fatalf("PUT: %d %s", rec.Code, rec.Body)
+	}
+	s, err := client.HcpV1alpha1().ARMSubscriptions().Get(t.Context(), strings.ToLower(testSub), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Spec.State != hcpv1alpha1.ARMSubscriptionRegistered || s.Spec.Properties.TenantID != testTenant || len(s.Spec.Properties.RegisteredFeatures) != 1 {
+		t.Errorf("stored %+v", s.Spec)
+	}
+	if rec := call(f, "PUT", target, `{"state":"Suspended"}`); rec.Code != 200 {
+		t.Fatalf("second PUT: %d %s", rec.Code, rec.Body)
+	}
+	rec := call(f, "GET", target, "")
+	var got subscriptionBody
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != 200 || got.State != hcpv1alpha1.ARMSubscriptionSuspended {
+		t.Errorf("GET: %d %s", rec.Code, rec.Body)
+	}
+	if rec := call(f, "GET", "/subscriptions/"+uuid.NewString()+"?api-version=2.0", ""); rec.Code != 404 {
+		t.Errorf("GET of an unknown subscription: %d", rec.Code)
+	}
+}
+
+func TestProviderOperations(t *testing.T) {
+	f, _ := newTestFrontend(t)
+	rec := call(f, "GET", "/providers/Microsoft.RedHatOpenShift/operations?api-version="+testAPI, "")
+	var p struct {
+		Value []providerOperation `json:"value"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || rec.Code != 200 {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	found := false
+	for _, op := range p.Value {
+		found = found || op.Name == "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/requestadmincredential/action"
+	}
+	if !found {
+		t.Errorf("the list lacks requestadmincredential/action: %s", rec.Body)
+	}
+}
