@@ -99,7 +99,7 @@ func conflict(format string, args ...any) *CloudError {
 }
 
 // provisioningConflict is the frontend's 409 for an action on a resource that is busy.
-func provisioningConflict(action string, state hcpv1alpha1.ProvisioningState, deleting bool) *CloudError {
+func provisioningConflict(action string, state hcpv1alpha1.ProvisioningState, deleting bool) error {
 	if deleting {
 		state = hcpv1alpha1.ProvisioningStateDeleting
 	}

@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strings"
 
 	"github.com/google/uuid"
@@ -134,7 +135,7 @@ func (f *Frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			logger.Error(nil, "Panic serving an ARM request", "panic", p)
+			logger.Error(nil, "Panic serving an ARM request", "panic", p, "stack", string(debug.Stack()))
 			writeCloudError(w, internalError())
 		}
 	}()

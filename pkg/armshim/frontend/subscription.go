@@ -36,7 +36,7 @@ func (f *Frontend) checkSubscription(req *request) error {
 }
 
 // subscriptionAllows is the frontend's table of subscription states.
-func subscriptionAllows(state hcpv1alpha1.ARMSubscriptionState, sub, method string) *CloudError {
+func subscriptionAllows(state hcpv1alpha1.ARMSubscriptionState, sub, method string) error {
 	switch state {
 	case hcpv1alpha1.ARMSubscriptionRegistered:
 		return nil
