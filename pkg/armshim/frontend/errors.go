@@ -131,7 +131,7 @@ func apiError(logger klog.Logger, err error, resource *armResource) *CloudError 
 	s := status.Status()
 	switch s.Code {
 	case http.StatusUnprocessableEntity, http.StatusBadRequest:
-		return invalidToCloudError(s)
+		return invalidToCloudError(s, armFieldPath)
 	case http.StatusConflict:
 		return newCloudError(http.StatusConflict, CodeConflict, "", "%s", s.Message)
 	case http.StatusNotFound:
@@ -169,7 +169,7 @@ func internalError() *CloudError {
 
 // invalidToCloudError maps a 422's causes to ARM's field paths; a cause whose field has no ARM
 // counterpart keeps its message and names no target.
-func invalidToCloudError(s metav1.Status) *CloudError {
+func invalidToCloudError(s metav1.Status, armPath func(string) (string, bool)) *CloudError {
 	var causes []metav1.StatusCause
 	if s.Details != nil {
 		causes = s.Details.Causes
@@ -179,7 +179,7 @@ func invalidToCloudError(s metav1.Status) *CloudError {
 	}
 	bodies := make([]CloudErrBody, 0, len(causes))
 	for _, c := range causes {
-		target, ok := armFieldPath(c.Field)
+		target, ok := armPath(c.Field)
 		message := c.Message
 		if ok && c.Field != target {
 			// The API's message may quote its own path; the caller knows only ARM's.
@@ -210,6 +210,15 @@ func armFieldPath(apiPath string) (string, bool) {
 			parts[i] = armSpelling(p)
 		}
 		return "properties." + strings.Join(parts, "."), true
+	}
+	return "", false
+}
+
+// subscriptionFieldPath maps a field path of an ARMSubscription to ARM's subscription document,
+// which is its spec.
+func subscriptionFieldPath(apiPath string) (string, bool) {
+	if strings.HasPrefix(apiPath, "spec.") {
+		return strings.TrimPrefix(apiPath, "spec."), true
 	}
 	return "", false
 }

@@ -2,6 +2,7 @@ package frontend
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -79,6 +80,10 @@ func (f *Frontend) putSubscription(req *request) error {
 	case err == nil:
 		existing.Spec = body
 		stored, err = subs.Update(req.ctx, existing, metav1.UpdateOptions{})
+	}
+	var status apierrors.APIStatus
+	if apierrors.IsInvalid(err) && errors.As(err, &status) {
+		return invalidToCloudError(status.Status(), subscriptionFieldPath)
 	}
 	if err != nil {
 		// A conflicting write of the same subscription: ARM retries.

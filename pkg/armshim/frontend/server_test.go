@@ -1,0 +1,241 @@
+package frontend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
+	"github.com/aro-hcp/hcp-apiserver/test/framework"
+)
+
+// startServer runs hcp-apiserver in the test process for the tests that need the API's own
+// validation, dry runs and subresources.
+func startServer(t *testing.T) *framework.InProcessServer {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts hcp-apiserver on an embedded etcd; not in -short")
+	}
+	s, err := framework.StartInProcessServer(context.Background(), t.TempDir(), framework.InProcessOptions{})
+	if err != nil {
+		t.Fatalf("starting hcp-apiserver: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Stop() })
+	resources, err := s.Client.Discovery().ServerResourcesForGroupVersion(hcpv1alpha1.SchemeGroupVersion.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"armoperations", "armsubscriptions"} {
+		if !slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Name == want }) {
+			t.Skipf("hcp-apiserver does not serve %s yet: the shim keeps its operations and subscriptions there", want)
+		}
+	}
+	return s
+}
+
+// clusterBody is a cluster hcp-apiserver accepts, with Azure resources of its own.
+func clusterBody(name, podCIDR string) string {
+	rg := "/subscriptions/" + testSub + "/resourceGroups/Dev-RG/providers/"
+	return fmt.Sprintf(`{
+  "location": "eastus",
+  "tags": {"env": "dev"},
+  "properties": {
+    "version": {"id": "4.20", "channelGroup": "stable"},
+    "dns": {"baseDomainPrefix": "dev"},
+    "network": {"podCidr": %q},
+    "platform": {
+      "managedResourceGroup": "%s-managed",
+      "subnetId": "%sMicrosoft.Network/virtualNetworks/vnet/subnets/%s",
+      "networkSecurityGroupId": "%sMicrosoft.Network/networkSecurityGroups/%s",
+      "operatorsAuthentication": {"userAssignedIdentities": {
+        "controlPlaneOperators": {"control-plane": "%sMicrosoft.ManagedIdentity/userAssignedIdentities/%s-cp"},
+        "dataPlaneOperators": {},
+        "serviceManagedIdentity": "%sMicrosoft.ManagedIdentity/userAssignedIdentities/%s-service"
+      }}
+    }
+  }
+}`, podCIDR, name, rg, name, rg, name, rg, name, rg, name)
+}
+
+const serverNodePoolBody = `{"location": "eastus", "properties": {"version": {"id": "4.20.8", "channelGroup": "stable"},
+  "platform": {"vmSize": "Standard_D8s_v3"}, "replicas": 3}}`
+
+func TestAgainstHCPAPIServer(t *testing.T) {
+	s := startServer(t)
+	f, err := New(Config{Client: s.Client, Location: "eastus"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	q := "?api-version=" + testAPI
+	clusterPath := func(name string) string {
+		return testRGPath + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/" + name
+	}
+	ns := names.Namespace(testSub, "Dev-RG")
+
+	if rec := call(f, "PUT", clusterPath("Alpha")+q, clusterBody("alpha", "10.128.0.0/14")); rec.Code != 400 ||
+		cloudError(t, rec).Code != CodeInvalidSubscriptionState {
+		t.Fatalf("PUT before the subscription is registered: %d %s", rec.Code, rec.Body)
+	}
+	if rec := call(f, "PUT", "/subscriptions/"+testSub+"?api-version=2.0",
+		`{"state":"Registered","registrationDate":"2026-12-01T00:00:00Z","properties":{"tenantId":"`+testTenant+`"}}`); rec.Code != 200 {
+		t.Fatalf("subscription PUT: %d %s", rec.Code, rec.Body)
+	}
+
+	t.Run("the API's validation names ARM's fields", func(t *testing.T) {
+		rec := call(f, "PUT", clusterPath("Invalid")+q, clusterBody("invalid", "10.128.0.0/99"))
+		if rec.Code != 400 {
+			t.Fatalf("PUT with a bad pod CIDR: %d %s", rec.Code, rec.Body)
+		}
+		ce := cloudError(t, rec)
+		targets := []string{ce.Target}
+		for _, d := range ce.Details {
+			targets = append(targets, d.Target)
+		}
+		if !slices.Contains(targets, "properties.network.podCidr") {
+			t.Errorf("targets %v, want properties.network.podCidr among them: %s", targets, rec.Body)
+		}
+	})
+
+	var createOp string
+	t.Run("create", func(t *testing.T) {
+		rec := call(f, "PUT", clusterPath("Alpha")+q, clusterBody("alpha", "10.128.0.0/14"))
+		if rec.Code != 201 {
+			t.Fatalf("create: %d %s", rec.Code, rec.Body)
+		}
+		if !strings.Contains(rec.Body.String(), `"provisioningState":"Accepted"`) {
+			t.Errorf("a new cluster is Accepted: %s", rec.Body)
+		}
+		createOp = rec.Header().Get(headerAzureAsyncOperation)
+		u, _ := url.Parse(createOp)
+		op, err := s.Client.HcpV1alpha1().ARMOperations().Get(ctx, u.Path[strings.LastIndex(u.Path, "/")+1:], metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.Client.HcpV1alpha1().HCPClusters(ns).Get(ctx, "alpha", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if op.Spec.Target.UID != c.UID || op.Spec.Target.Generation != c.Generation || op.Spec.Target.Resource != "hcpclusters" {
+			t.Errorf("operation target %+v, cluster uid %s generation %d", op.Spec.Target, c.UID, c.Generation)
+		}
+		if c.Labels[names.LabelSubscription] != strings.ToLower(testSub) {
+			t.Errorf("cluster labels %v", c.Labels)
+		}
+		if rec := call(f, "GET", strings.TrimPrefix(createOp, testReferer), ""); rec.Code != 200 {
+			t.Errorf("operation status: %d %s", rec.Code, rec.Body)
+		}
+	})
+
+	t.Run("a busy cluster refuses a PATCH", func(t *testing.T) {
+		rec := call(f, "PATCH", clusterPath("ALPHA")+q, `{"tags":{"env":"prod"}}`)
+		if rec.Code != 409 {
+			t.Errorf("PATCH while Accepted: %d %s", rec.Code, rec.Body)
+		}
+	})
+
+	t.Run("node pool", func(t *testing.T) {
+		rec := call(f, "PUT", clusterPath("Alpha")+"/nodePools/Workers"+q, serverNodePoolBody)
+		if rec.Code != 201 {
+			t.Fatalf("node pool create: %d %s", rec.Code, rec.Body)
+		}
+		rec = call(f, "GET", clusterPath("alpha")+"/nodepools"+q, "")
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"name":"Workers"`) {
+			t.Errorf("node pool list: %d %s", rec.Code, rec.Body)
+		}
+	})
+
+	t.Run("list by subscription pages with the API's continue token", func(t *testing.T) {
+		if rec := call(f, "PUT", clusterPath("Beta")+q, clusterBody("beta", "10.128.0.0/14")); rec.Code != 201 {
+			t.Fatalf("second create: %d %s", rec.Code, rec.Body)
+		}
+		target := "/subscriptions/" + testSub + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters" + q + "&$top=1"
+		var seen []string
+		for range 3 {
+			rec := call(f, "GET", target, "")
+			var p struct {
+				Value []struct {
+					Name string `json:"name"`
+				} `json:"value"`
+				NextLink string `json:"nextLink"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || rec.Code != 200 {
+				t.Fatalf("list: %d %s", rec.Code, rec.Body)
+			}
+			for _, v := range p.Value {
+				seen = append(seen, v.Name)
+			}
+			if p.NextLink == "" {
+				break
+			}
+			if !strings.HasPrefix(p.NextLink, testReferer+"/subscriptions/") || !strings.Contains(p.NextLink, "skipToken=") {
+				t.Fatalf("nextLink %q", p.NextLink)
+			}
+			target = strings.TrimPrefix(p.NextLink, testReferer)
+		}
+		slices.Sort(seen)
+		if !slices.Equal(seen, []string{"Alpha", "Beta"}) {
+			t.Errorf("pages held %v", seen)
+		}
+	})
+
+	t.Run("preflight", func(t *testing.T) {
+		preflight := testRGPath + "/providers/Microsoft.RedHatOpenShift/deployments/d1/preflight" + q
+		resource := func(name, podCIDR string) string {
+			var r map[string]any
+			_ = json.Unmarshal([]byte(clusterBody(name, podCIDR)), &r)
+			r["type"], r["name"], r["apiVersion"] = names.ClusterType, name, testAPI
+			raw, _ := json.Marshal(r)
+			return string(raw)
+		}
+		rec := call(f, "POST", preflight, `{"resources":[`+resource("gamma", "10.128.0.0/14")+`,{"type":"Microsoft.Storage/storageAccounts","name":"x","apiVersion":"2023-01-01"}]}`)
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"status":"Succeeded"`) {
+			t.Errorf("valid preflight: %d %s", rec.Code, rec.Body)
+		}
+		if _, err := s.Client.HcpV1alpha1().HCPClusters(ns).Get(ctx, "gamma", metav1.GetOptions{}); err == nil {
+			t.Error("preflight created the cluster")
+		}
+		rec = call(f, "POST", preflight, `{"resources":[`+resource("delta", "10.128.0.0/99")+`]}`)
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"status":"Failed"`) || !strings.Contains(rec.Body.String(), "properties.network.podCidr") {
+			t.Errorf("invalid preflight: %d %s", rec.Code, rec.Body)
+		}
+	})
+
+	t.Run("succeeded cluster: PATCH, credential, delete", func(t *testing.T) {
+		c, err := s.Client.HcpV1alpha1().HCPClusters(ns).Get(ctx, "alpha", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Status.ProvisioningState = hcpv1alpha1.ProvisioningStateSucceeded
+		if _, err := s.Client.HcpV1alpha1().HCPClusters(ns).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		rec := call(f, "PATCH", clusterPath("Alpha")+q, `{"tags":{"env":"prod"}}`)
+		if rec.Code != 202 || !strings.Contains(rec.Body.String(), `"env":"prod"`) {
+			t.Errorf("PATCH: %d %s", rec.Code, rec.Body)
+		}
+		// A PATCH of tags leaves the spec, and so the generation, as it was: the cluster stays Succeeded.
+		rec = call(f, "POST", clusterPath("Alpha")+"/requestadmincredential?api-version=2026-06-30-preview", "")
+		if rec.Code != 202 {
+			t.Errorf("requestadmincredential: %d %s", rec.Code, rec.Body)
+		}
+		creds, err := s.Client.HcpV1alpha1().BreakglassCredentials(ns).List(ctx, metav1.ListOptions{})
+		if err != nil || len(creds.Items) != 1 || creds.Items[0].Spec.ClusterName != "alpha" {
+			t.Errorf("credentials %v %v", creds, err)
+		}
+		rec = call(f, "DELETE", clusterPath("Alpha")+q, "")
+		if rec.Code != 202 {
+			t.Fatalf("DELETE: %d %s", rec.Code, rec.Body)
+		}
+		if rec := call(f, "DELETE", clusterPath("Alpha")+q, ""); rec.Code != 409 && rec.Code != 204 {
+			t.Errorf("second DELETE: %d %s", rec.Code, rec.Body)
+		}
+	})
+}
