@@ -32,6 +32,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&NodePool{}, &NodePoolList{},
 		&BreakglassCredential{}, &BreakglassCredentialList{}, &CredentialRevocation{},
 		&ManagementCluster{}, &ManagementClusterList{},
+		&ARMSubscription{}, &ARMSubscriptionList{},
+		&ARMOperation{}, &ARMOperationList{},
 	)
 	return nil
 }

@@ -25,6 +25,8 @@ import (
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/armoperation"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/armsubscription"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/breakglasscredential"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/hcpcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/managementcluster"
@@ -187,6 +189,12 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, rules StorageRules) (map[s
 	storage["hcpclusters/revokecredentials"] = hcpcluster.NewRevokeREST(storage["hcpclusters/status"].(*hcpregistry.StatusREST), Codecs.UniversalDecoder(hcp.SchemeGroupVersion))
 	storage["breakglasscredentials/kubeconfig"] = breakglasscredential.NewKubeconfigREST(credentials, clusters.Store, keys)
 	if err := add("managementclusters")(managementcluster.NewREST(Scheme, optsGetter, rules.Claims)); err != nil {
+		return nil, err
+	}
+	if err := add("armsubscriptions")(armsubscription.NewREST(Scheme, optsGetter)); err != nil {
+		return nil, err
+	}
+	if err := add("armoperations")(armoperation.NewREST(Scheme, optsGetter)); err != nil {
 		return nil, err
 	}
 	return storage, nil

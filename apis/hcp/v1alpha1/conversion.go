@@ -14,6 +14,7 @@ var (
 	HCPClusterSelectableFields           = []string{"status.managementCluster", "status.provisioningState"}
 	NodePoolSelectableFields             = []string{"spec.clusterName"}
 	BreakglassCredentialSelectableFields = []string{"spec.clusterName"}
+	ARMOperationSelectableFields         = []string{"status.state"}
 )
 
 func addFieldLabelConversionFuncs(scheme *runtime.Scheme) error {
@@ -22,6 +23,8 @@ func addFieldLabelConversionFuncs(scheme *runtime.Scheme) error {
 		"NodePool":             NodePoolSelectableFields,
 		"BreakglassCredential": BreakglassCredentialSelectableFields,
 		"ManagementCluster":    nil,
+		"ARMSubscription":      nil,
+		"ARMOperation":         ARMOperationSelectableFields,
 	} {
 		if err := scheme.AddFieldLabelConversionFunc(SchemeGroupVersion.WithKind(kind), fieldLabelConverter(kind, fields)); err != nil {
 			return err

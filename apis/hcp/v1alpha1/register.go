@@ -34,6 +34,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&NodePool{}, &NodePoolList{},
 		&BreakglassCredential{}, &BreakglassCredentialList{}, &CredentialRevocation{},
 		&ManagementCluster{}, &ManagementClusterList{},
+		&ARMSubscription{}, &ARMSubscriptionList{},
+		&ARMOperation{}, &ARMOperationList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

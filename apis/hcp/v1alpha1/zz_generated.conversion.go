@@ -46,6 +46,136 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*ARMFeature)(nil), (*hcp.ARMFeature)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ARMFeature_To_hcp_ARMFeature(a.(*ARMFeature), b.(*hcp.ARMFeature), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ARMFeature)(nil), (*ARMFeature)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ARMFeature_To_v1alpha1_ARMFeature(a.(*hcp.ARMFeature), b.(*ARMFeature), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ARMManagedByTenant)(nil), (*hcp.ARMManagedByTenant)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ARMManagedByTenant_To_hcp_ARMManagedByTenant(a.(*ARMManagedByTenant), b.(*hcp.ARMManagedByTenant), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ARMManagedByTenant)(nil), (*ARMManagedByTenant)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ARMManagedByTenant_To_v1alpha1_ARMManagedByTenant(a.(*hcp.ARMManagedByTenant), b.(*ARMManagedByTenant), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ARMOperation)(nil), (*hcp.ARMOperation)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ARMOperation_To_hcp_ARMOperation(a.(*ARMOperation), b.(*hcp.ARMOperation), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ARMOperation)(nil), (*ARMOperation)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ARMOperation_To_v1alpha1_ARMOperation(a.(*hcp.ARMOperation), b.(*ARMOperation), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ARMOperationError)(nil), (*hcp.ARMOperationError)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ARMOperationError_To_hcp_ARMOperationError(a.(*ARMOperationError), b.(*hcp.ARMOperationError), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ARMOperationError)(nil), (*ARMOperationError)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ARMOperationError_To_v1alpha1_ARMOperationError(a.(*hcp.ARMOperationError), b.(*ARMOperationError), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ARMOperationList)(nil), (*hcp.ARMOperationList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ARMOperationList_To_hcp_ARMOperationList(a.(*ARMOperationList), b.(*hcp.ARMOperationList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ARMOperationList)(nil), (*ARMOperationList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ARMOperationList_To_v1alpha1_ARMOperationList(a.(*hcp.ARMOperationList), b.(*ARMOperationList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ARMOperationSpec)(nil), (*hcp.ARMOperationSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ARMOperationSpec_To_hcp_ARMOperationSpec(a.(*ARMOperationSpec), b.(*hcp.ARMOperationSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ARMOperationSpec)(nil), (*ARMOperationSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ARMOperationSpec_To_v1alpha1_ARMOperationSpec(a.(*hcp.ARMOperationSpec), b.(*ARMOperationSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ARMOperationStatus)(nil), (*hcp.ARMOperationStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ARMOperationStatus_To_hcp_ARMOperationStatus(a.(*ARMOperationStatus), b.(*hcp.ARMOperationStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ARMOperationStatus)(nil), (*ARMOperationStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ARMOperationStatus_To_v1alpha1_ARMOperationStatus(a.(*hcp.ARMOperationStatus), b.(*ARMOperationStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ARMOperationTarget)(nil), (*hcp.ARMOperationTarget)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ARMOperationTarget_To_hcp_ARMOperationTarget(a.(*ARMOperationTarget), b.(*hcp.ARMOperationTarget), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ARMOperationTarget)(nil), (*ARMOperationTarget)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ARMOperationTarget_To_v1alpha1_ARMOperationTarget(a.(*hcp.ARMOperationTarget), b.(*ARMOperationTarget), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ARMSubscription)(nil), (*hcp.ARMSubscription)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ARMSubscription_To_hcp_ARMSubscription(a.(*ARMSubscription), b.(*hcp.ARMSubscription), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ARMSubscription)(nil), (*ARMSubscription)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ARMSubscription_To_v1alpha1_ARMSubscription(a.(*hcp.ARMSubscription), b.(*ARMSubscription), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ARMSubscriptionList)(nil), (*hcp.ARMSubscriptionList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ARMSubscriptionList_To_hcp_ARMSubscriptionList(a.(*ARMSubscriptionList), b.(*hcp.ARMSubscriptionList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ARMSubscriptionList)(nil), (*ARMSubscriptionList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ARMSubscriptionList_To_v1alpha1_ARMSubscriptionList(a.(*hcp.ARMSubscriptionList), b.(*ARMSubscriptionList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ARMSubscriptionProperties)(nil), (*hcp.ARMSubscriptionProperties)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ARMSubscriptionProperties_To_hcp_ARMSubscriptionProperties(a.(*ARMSubscriptionProperties), b.(*hcp.ARMSubscriptionProperties), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ARMSubscriptionProperties)(nil), (*ARMSubscriptionProperties)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ARMSubscriptionProperties_To_v1alpha1_ARMSubscriptionProperties(a.(*hcp.ARMSubscriptionProperties), b.(*ARMSubscriptionProperties), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ARMSubscriptionSpec)(nil), (*hcp.ARMSubscriptionSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ARMSubscriptionSpec_To_hcp_ARMSubscriptionSpec(a.(*ARMSubscriptionSpec), b.(*hcp.ARMSubscriptionSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ARMSubscriptionSpec)(nil), (*ARMSubscriptionSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ARMSubscriptionSpec_To_v1alpha1_ARMSubscriptionSpec(a.(*hcp.ARMSubscriptionSpec), b.(*ARMSubscriptionSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ARMSubscriptionStatus)(nil), (*hcp.ARMSubscriptionStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ARMSubscriptionStatus_To_hcp_ARMSubscriptionStatus(a.(*ARMSubscriptionStatus), b.(*hcp.ARMSubscriptionStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ARMSubscriptionStatus)(nil), (*ARMSubscriptionStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ARMSubscriptionStatus_To_v1alpha1_ARMSubscriptionStatus(a.(*hcp.ARMSubscriptionStatus), b.(*ARMSubscriptionStatus), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*AzureResourceReference)(nil), (*hcp.AzureResourceReference)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_AzureResourceReference_To_hcp_AzureResourceReference(a.(*AzureResourceReference), b.(*hcp.AzureResourceReference), scope)
 	}); err != nil {
@@ -487,6 +617,294 @@ func autoConvert_hcp_APIProfile_To_v1alpha1_APIProfile(in *hcp.APIProfile, out *
 // Convert_hcp_APIProfile_To_v1alpha1_APIProfile is an autogenerated conversion function.
 func Convert_hcp_APIProfile_To_v1alpha1_APIProfile(in *hcp.APIProfile, out *APIProfile, s conversion.Scope) error {
 	return autoConvert_hcp_APIProfile_To_v1alpha1_APIProfile(in, out, s)
+}
+
+func autoConvert_v1alpha1_ARMFeature_To_hcp_ARMFeature(in *ARMFeature, out *hcp.ARMFeature, s conversion.Scope) error {
+	*out = *(*hcp.ARMFeature)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ARMFeature_To_hcp_ARMFeature is an autogenerated conversion function.
+func Convert_v1alpha1_ARMFeature_To_hcp_ARMFeature(in *ARMFeature, out *hcp.ARMFeature, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ARMFeature_To_hcp_ARMFeature(in, out, s)
+}
+
+func autoConvert_hcp_ARMFeature_To_v1alpha1_ARMFeature(in *hcp.ARMFeature, out *ARMFeature, s conversion.Scope) error {
+	*out = *(*ARMFeature)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_ARMFeature_To_v1alpha1_ARMFeature is an autogenerated conversion function.
+func Convert_hcp_ARMFeature_To_v1alpha1_ARMFeature(in *hcp.ARMFeature, out *ARMFeature, s conversion.Scope) error {
+	return autoConvert_hcp_ARMFeature_To_v1alpha1_ARMFeature(in, out, s)
+}
+
+func autoConvert_v1alpha1_ARMManagedByTenant_To_hcp_ARMManagedByTenant(in *ARMManagedByTenant, out *hcp.ARMManagedByTenant, s conversion.Scope) error {
+	*out = *(*hcp.ARMManagedByTenant)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ARMManagedByTenant_To_hcp_ARMManagedByTenant is an autogenerated conversion function.
+func Convert_v1alpha1_ARMManagedByTenant_To_hcp_ARMManagedByTenant(in *ARMManagedByTenant, out *hcp.ARMManagedByTenant, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ARMManagedByTenant_To_hcp_ARMManagedByTenant(in, out, s)
+}
+
+func autoConvert_hcp_ARMManagedByTenant_To_v1alpha1_ARMManagedByTenant(in *hcp.ARMManagedByTenant, out *ARMManagedByTenant, s conversion.Scope) error {
+	*out = *(*ARMManagedByTenant)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_ARMManagedByTenant_To_v1alpha1_ARMManagedByTenant is an autogenerated conversion function.
+func Convert_hcp_ARMManagedByTenant_To_v1alpha1_ARMManagedByTenant(in *hcp.ARMManagedByTenant, out *ARMManagedByTenant, s conversion.Scope) error {
+	return autoConvert_hcp_ARMManagedByTenant_To_v1alpha1_ARMManagedByTenant(in, out, s)
+}
+
+func autoConvert_v1alpha1_ARMOperation_To_hcp_ARMOperation(in *ARMOperation, out *hcp.ARMOperation, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_ARMOperationSpec_To_hcp_ARMOperationSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_ARMOperationStatus_To_hcp_ARMOperationStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_ARMOperation_To_hcp_ARMOperation is an autogenerated conversion function.
+func Convert_v1alpha1_ARMOperation_To_hcp_ARMOperation(in *ARMOperation, out *hcp.ARMOperation, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ARMOperation_To_hcp_ARMOperation(in, out, s)
+}
+
+func autoConvert_hcp_ARMOperation_To_v1alpha1_ARMOperation(in *hcp.ARMOperation, out *ARMOperation, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_hcp_ARMOperationSpec_To_v1alpha1_ARMOperationSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_hcp_ARMOperationStatus_To_v1alpha1_ARMOperationStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_hcp_ARMOperation_To_v1alpha1_ARMOperation is an autogenerated conversion function.
+func Convert_hcp_ARMOperation_To_v1alpha1_ARMOperation(in *hcp.ARMOperation, out *ARMOperation, s conversion.Scope) error {
+	return autoConvert_hcp_ARMOperation_To_v1alpha1_ARMOperation(in, out, s)
+}
+
+func autoConvert_v1alpha1_ARMOperationError_To_hcp_ARMOperationError(in *ARMOperationError, out *hcp.ARMOperationError, s conversion.Scope) error {
+	*out = *(*hcp.ARMOperationError)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ARMOperationError_To_hcp_ARMOperationError is an autogenerated conversion function.
+func Convert_v1alpha1_ARMOperationError_To_hcp_ARMOperationError(in *ARMOperationError, out *hcp.ARMOperationError, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ARMOperationError_To_hcp_ARMOperationError(in, out, s)
+}
+
+func autoConvert_hcp_ARMOperationError_To_v1alpha1_ARMOperationError(in *hcp.ARMOperationError, out *ARMOperationError, s conversion.Scope) error {
+	*out = *(*ARMOperationError)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_ARMOperationError_To_v1alpha1_ARMOperationError is an autogenerated conversion function.
+func Convert_hcp_ARMOperationError_To_v1alpha1_ARMOperationError(in *hcp.ARMOperationError, out *ARMOperationError, s conversion.Scope) error {
+	return autoConvert_hcp_ARMOperationError_To_v1alpha1_ARMOperationError(in, out, s)
+}
+
+func autoConvert_v1alpha1_ARMOperationList_To_hcp_ARMOperationList(in *ARMOperationList, out *hcp.ARMOperationList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]hcp.ARMOperation)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1alpha1_ARMOperationList_To_hcp_ARMOperationList is an autogenerated conversion function.
+func Convert_v1alpha1_ARMOperationList_To_hcp_ARMOperationList(in *ARMOperationList, out *hcp.ARMOperationList, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ARMOperationList_To_hcp_ARMOperationList(in, out, s)
+}
+
+func autoConvert_hcp_ARMOperationList_To_v1alpha1_ARMOperationList(in *hcp.ARMOperationList, out *ARMOperationList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]ARMOperation)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_hcp_ARMOperationList_To_v1alpha1_ARMOperationList is an autogenerated conversion function.
+func Convert_hcp_ARMOperationList_To_v1alpha1_ARMOperationList(in *hcp.ARMOperationList, out *ARMOperationList, s conversion.Scope) error {
+	return autoConvert_hcp_ARMOperationList_To_v1alpha1_ARMOperationList(in, out, s)
+}
+
+func autoConvert_v1alpha1_ARMOperationSpec_To_hcp_ARMOperationSpec(in *ARMOperationSpec, out *hcp.ARMOperationSpec, s conversion.Scope) error {
+	*out = *(*hcp.ARMOperationSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ARMOperationSpec_To_hcp_ARMOperationSpec is an autogenerated conversion function.
+func Convert_v1alpha1_ARMOperationSpec_To_hcp_ARMOperationSpec(in *ARMOperationSpec, out *hcp.ARMOperationSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ARMOperationSpec_To_hcp_ARMOperationSpec(in, out, s)
+}
+
+func autoConvert_hcp_ARMOperationSpec_To_v1alpha1_ARMOperationSpec(in *hcp.ARMOperationSpec, out *ARMOperationSpec, s conversion.Scope) error {
+	*out = *(*ARMOperationSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_ARMOperationSpec_To_v1alpha1_ARMOperationSpec is an autogenerated conversion function.
+func Convert_hcp_ARMOperationSpec_To_v1alpha1_ARMOperationSpec(in *hcp.ARMOperationSpec, out *ARMOperationSpec, s conversion.Scope) error {
+	return autoConvert_hcp_ARMOperationSpec_To_v1alpha1_ARMOperationSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_ARMOperationStatus_To_hcp_ARMOperationStatus(in *ARMOperationStatus, out *hcp.ARMOperationStatus, s conversion.Scope) error {
+	*out = *(*hcp.ARMOperationStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ARMOperationStatus_To_hcp_ARMOperationStatus is an autogenerated conversion function.
+func Convert_v1alpha1_ARMOperationStatus_To_hcp_ARMOperationStatus(in *ARMOperationStatus, out *hcp.ARMOperationStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ARMOperationStatus_To_hcp_ARMOperationStatus(in, out, s)
+}
+
+func autoConvert_hcp_ARMOperationStatus_To_v1alpha1_ARMOperationStatus(in *hcp.ARMOperationStatus, out *ARMOperationStatus, s conversion.Scope) error {
+	*out = *(*ARMOperationStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_ARMOperationStatus_To_v1alpha1_ARMOperationStatus is an autogenerated conversion function.
+func Convert_hcp_ARMOperationStatus_To_v1alpha1_ARMOperationStatus(in *hcp.ARMOperationStatus, out *ARMOperationStatus, s conversion.Scope) error {
+	return autoConvert_hcp_ARMOperationStatus_To_v1alpha1_ARMOperationStatus(in, out, s)
+}
+
+func autoConvert_v1alpha1_ARMOperationTarget_To_hcp_ARMOperationTarget(in *ARMOperationTarget, out *hcp.ARMOperationTarget, s conversion.Scope) error {
+	*out = *(*hcp.ARMOperationTarget)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ARMOperationTarget_To_hcp_ARMOperationTarget is an autogenerated conversion function.
+func Convert_v1alpha1_ARMOperationTarget_To_hcp_ARMOperationTarget(in *ARMOperationTarget, out *hcp.ARMOperationTarget, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ARMOperationTarget_To_hcp_ARMOperationTarget(in, out, s)
+}
+
+func autoConvert_hcp_ARMOperationTarget_To_v1alpha1_ARMOperationTarget(in *hcp.ARMOperationTarget, out *ARMOperationTarget, s conversion.Scope) error {
+	*out = *(*ARMOperationTarget)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_ARMOperationTarget_To_v1alpha1_ARMOperationTarget is an autogenerated conversion function.
+func Convert_hcp_ARMOperationTarget_To_v1alpha1_ARMOperationTarget(in *hcp.ARMOperationTarget, out *ARMOperationTarget, s conversion.Scope) error {
+	return autoConvert_hcp_ARMOperationTarget_To_v1alpha1_ARMOperationTarget(in, out, s)
+}
+
+func autoConvert_v1alpha1_ARMSubscription_To_hcp_ARMSubscription(in *ARMSubscription, out *hcp.ARMSubscription, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_ARMSubscriptionSpec_To_hcp_ARMSubscriptionSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_ARMSubscriptionStatus_To_hcp_ARMSubscriptionStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_ARMSubscription_To_hcp_ARMSubscription is an autogenerated conversion function.
+func Convert_v1alpha1_ARMSubscription_To_hcp_ARMSubscription(in *ARMSubscription, out *hcp.ARMSubscription, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ARMSubscription_To_hcp_ARMSubscription(in, out, s)
+}
+
+func autoConvert_hcp_ARMSubscription_To_v1alpha1_ARMSubscription(in *hcp.ARMSubscription, out *ARMSubscription, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_hcp_ARMSubscriptionSpec_To_v1alpha1_ARMSubscriptionSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_hcp_ARMSubscriptionStatus_To_v1alpha1_ARMSubscriptionStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_hcp_ARMSubscription_To_v1alpha1_ARMSubscription is an autogenerated conversion function.
+func Convert_hcp_ARMSubscription_To_v1alpha1_ARMSubscription(in *hcp.ARMSubscription, out *ARMSubscription, s conversion.Scope) error {
+	return autoConvert_hcp_ARMSubscription_To_v1alpha1_ARMSubscription(in, out, s)
+}
+
+func autoConvert_v1alpha1_ARMSubscriptionList_To_hcp_ARMSubscriptionList(in *ARMSubscriptionList, out *hcp.ARMSubscriptionList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]hcp.ARMSubscription)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1alpha1_ARMSubscriptionList_To_hcp_ARMSubscriptionList is an autogenerated conversion function.
+func Convert_v1alpha1_ARMSubscriptionList_To_hcp_ARMSubscriptionList(in *ARMSubscriptionList, out *hcp.ARMSubscriptionList, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ARMSubscriptionList_To_hcp_ARMSubscriptionList(in, out, s)
+}
+
+func autoConvert_hcp_ARMSubscriptionList_To_v1alpha1_ARMSubscriptionList(in *hcp.ARMSubscriptionList, out *ARMSubscriptionList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]ARMSubscription)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_hcp_ARMSubscriptionList_To_v1alpha1_ARMSubscriptionList is an autogenerated conversion function.
+func Convert_hcp_ARMSubscriptionList_To_v1alpha1_ARMSubscriptionList(in *hcp.ARMSubscriptionList, out *ARMSubscriptionList, s conversion.Scope) error {
+	return autoConvert_hcp_ARMSubscriptionList_To_v1alpha1_ARMSubscriptionList(in, out, s)
+}
+
+func autoConvert_v1alpha1_ARMSubscriptionProperties_To_hcp_ARMSubscriptionProperties(in *ARMSubscriptionProperties, out *hcp.ARMSubscriptionProperties, s conversion.Scope) error {
+	*out = *(*hcp.ARMSubscriptionProperties)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ARMSubscriptionProperties_To_hcp_ARMSubscriptionProperties is an autogenerated conversion function.
+func Convert_v1alpha1_ARMSubscriptionProperties_To_hcp_ARMSubscriptionProperties(in *ARMSubscriptionProperties, out *hcp.ARMSubscriptionProperties, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ARMSubscriptionProperties_To_hcp_ARMSubscriptionProperties(in, out, s)
+}
+
+func autoConvert_hcp_ARMSubscriptionProperties_To_v1alpha1_ARMSubscriptionProperties(in *hcp.ARMSubscriptionProperties, out *ARMSubscriptionProperties, s conversion.Scope) error {
+	*out = *(*ARMSubscriptionProperties)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_ARMSubscriptionProperties_To_v1alpha1_ARMSubscriptionProperties is an autogenerated conversion function.
+func Convert_hcp_ARMSubscriptionProperties_To_v1alpha1_ARMSubscriptionProperties(in *hcp.ARMSubscriptionProperties, out *ARMSubscriptionProperties, s conversion.Scope) error {
+	return autoConvert_hcp_ARMSubscriptionProperties_To_v1alpha1_ARMSubscriptionProperties(in, out, s)
+}
+
+func autoConvert_v1alpha1_ARMSubscriptionSpec_To_hcp_ARMSubscriptionSpec(in *ARMSubscriptionSpec, out *hcp.ARMSubscriptionSpec, s conversion.Scope) error {
+	*out = *(*hcp.ARMSubscriptionSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ARMSubscriptionSpec_To_hcp_ARMSubscriptionSpec is an autogenerated conversion function.
+func Convert_v1alpha1_ARMSubscriptionSpec_To_hcp_ARMSubscriptionSpec(in *ARMSubscriptionSpec, out *hcp.ARMSubscriptionSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ARMSubscriptionSpec_To_hcp_ARMSubscriptionSpec(in, out, s)
+}
+
+func autoConvert_hcp_ARMSubscriptionSpec_To_v1alpha1_ARMSubscriptionSpec(in *hcp.ARMSubscriptionSpec, out *ARMSubscriptionSpec, s conversion.Scope) error {
+	*out = *(*ARMSubscriptionSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_ARMSubscriptionSpec_To_v1alpha1_ARMSubscriptionSpec is an autogenerated conversion function.
+func Convert_hcp_ARMSubscriptionSpec_To_v1alpha1_ARMSubscriptionSpec(in *hcp.ARMSubscriptionSpec, out *ARMSubscriptionSpec, s conversion.Scope) error {
+	return autoConvert_hcp_ARMSubscriptionSpec_To_v1alpha1_ARMSubscriptionSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_ARMSubscriptionStatus_To_hcp_ARMSubscriptionStatus(in *ARMSubscriptionStatus, out *hcp.ARMSubscriptionStatus, s conversion.Scope) error {
+	*out = *(*hcp.ARMSubscriptionStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ARMSubscriptionStatus_To_hcp_ARMSubscriptionStatus is an autogenerated conversion function.
+func Convert_v1alpha1_ARMSubscriptionStatus_To_hcp_ARMSubscriptionStatus(in *ARMSubscriptionStatus, out *hcp.ARMSubscriptionStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ARMSubscriptionStatus_To_hcp_ARMSubscriptionStatus(in, out, s)
+}
+
+func autoConvert_hcp_ARMSubscriptionStatus_To_v1alpha1_ARMSubscriptionStatus(in *hcp.ARMSubscriptionStatus, out *ARMSubscriptionStatus, s conversion.Scope) error {
+	*out = *(*ARMSubscriptionStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_ARMSubscriptionStatus_To_v1alpha1_ARMSubscriptionStatus is an autogenerated conversion function.
+func Convert_hcp_ARMSubscriptionStatus_To_v1alpha1_ARMSubscriptionStatus(in *hcp.ARMSubscriptionStatus, out *ARMSubscriptionStatus, s conversion.Scope) error {
+	return autoConvert_hcp_ARMSubscriptionStatus_To_v1alpha1_ARMSubscriptionStatus(in, out, s)
 }
 
 func autoConvert_v1alpha1_AzureResourceReference_To_hcp_AzureResourceReference(in *AzureResourceReference, out *hcp.AzureResourceReference, s conversion.Scope) error {

@@ -27,6 +27,71 @@ func (in APIProfile) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ARMFeature) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ARMFeature"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ARMManagedByTenant) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ARMManagedByTenant"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ARMOperation) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ARMOperation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ARMOperationError) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ARMOperationError"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ARMOperationList) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ARMOperationList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ARMOperationSpec) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ARMOperationSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ARMOperationStatus) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ARMOperationStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ARMOperationTarget) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ARMOperationTarget"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ARMSubscription) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ARMSubscription"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ARMSubscriptionList) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ARMSubscriptionList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ARMSubscriptionProperties) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ARMSubscriptionProperties"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ARMSubscriptionSpec) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ARMSubscriptionSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ARMSubscriptionStatus) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ARMSubscriptionStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in AzureResourceReference) OpenAPIModelName() string {
 	return "com.azure.aro.hcp.v1alpha1.AzureResourceReference"
 }

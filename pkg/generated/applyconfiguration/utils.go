@@ -34,6 +34,28 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 	// Group=hcp.aro.azure.com, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithKind("APIProfile"):
 		return &hcpv1alpha1.APIProfileApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ARMFeature"):
+		return &hcpv1alpha1.ARMFeatureApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ARMManagedByTenant"):
+		return &hcpv1alpha1.ARMManagedByTenantApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ARMOperation"):
+		return &hcpv1alpha1.ARMOperationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ARMOperationError"):
+		return &hcpv1alpha1.ARMOperationErrorApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ARMOperationSpec"):
+		return &hcpv1alpha1.ARMOperationSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ARMOperationStatus"):
+		return &hcpv1alpha1.ARMOperationStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ARMOperationTarget"):
+		return &hcpv1alpha1.ARMOperationTargetApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ARMSubscription"):
+		return &hcpv1alpha1.ARMSubscriptionApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ARMSubscriptionProperties"):
+		return &hcpv1alpha1.ARMSubscriptionPropertiesApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ARMSubscriptionSpec"):
+		return &hcpv1alpha1.ARMSubscriptionSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ARMSubscriptionStatus"):
+		return &hcpv1alpha1.ARMSubscriptionStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("AzureResourceReference"):
 		return &hcpv1alpha1.AzureResourceReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BreakglassCredential"):

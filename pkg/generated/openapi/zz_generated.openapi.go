@@ -35,6 +35,19 @@ import (
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
 		v1alpha1.APIProfile{}.OpenAPIModelName():                       schema_hcp_apiserver_apis_hcp_v1alpha1_APIProfile(ref),
+		v1alpha1.ARMFeature{}.OpenAPIModelName():                       schema_hcp_apiserver_apis_hcp_v1alpha1_ARMFeature(ref),
+		v1alpha1.ARMManagedByTenant{}.OpenAPIModelName():               schema_hcp_apiserver_apis_hcp_v1alpha1_ARMManagedByTenant(ref),
+		v1alpha1.ARMOperation{}.OpenAPIModelName():                     schema_hcp_apiserver_apis_hcp_v1alpha1_ARMOperation(ref),
+		v1alpha1.ARMOperationError{}.OpenAPIModelName():                schema_hcp_apiserver_apis_hcp_v1alpha1_ARMOperationError(ref),
+		v1alpha1.ARMOperationList{}.OpenAPIModelName():                 schema_hcp_apiserver_apis_hcp_v1alpha1_ARMOperationList(ref),
+		v1alpha1.ARMOperationSpec{}.OpenAPIModelName():                 schema_hcp_apiserver_apis_hcp_v1alpha1_ARMOperationSpec(ref),
+		v1alpha1.ARMOperationStatus{}.OpenAPIModelName():               schema_hcp_apiserver_apis_hcp_v1alpha1_ARMOperationStatus(ref),
+		v1alpha1.ARMOperationTarget{}.OpenAPIModelName():               schema_hcp_apiserver_apis_hcp_v1alpha1_ARMOperationTarget(ref),
+		v1alpha1.ARMSubscription{}.OpenAPIModelName():                  schema_hcp_apiserver_apis_hcp_v1alpha1_ARMSubscription(ref),
+		v1alpha1.ARMSubscriptionList{}.OpenAPIModelName():              schema_hcp_apiserver_apis_hcp_v1alpha1_ARMSubscriptionList(ref),
+		v1alpha1.ARMSubscriptionProperties{}.OpenAPIModelName():        schema_hcp_apiserver_apis_hcp_v1alpha1_ARMSubscriptionProperties(ref),
+		v1alpha1.ARMSubscriptionSpec{}.OpenAPIModelName():              schema_hcp_apiserver_apis_hcp_v1alpha1_ARMSubscriptionSpec(ref),
+		v1alpha1.ARMSubscriptionStatus{}.OpenAPIModelName():            schema_hcp_apiserver_apis_hcp_v1alpha1_ARMSubscriptionStatus(ref),
 		v1alpha1.AzureResourceReference{}.OpenAPIModelName():           schema_hcp_apiserver_apis_hcp_v1alpha1_AzureResourceReference(ref),
 		v1alpha1.BreakglassCredential{}.OpenAPIModelName():             schema_hcp_apiserver_apis_hcp_v1alpha1_BreakglassCredential(ref),
 		v1alpha1.BreakglassCredentialList{}.OpenAPIModelName():         schema_hcp_apiserver_apis_hcp_v1alpha1_BreakglassCredentialList(ref),
@@ -192,6 +205,638 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_APIProfile(ref common.ReferenceCallb
 				},
 			},
 		},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ARMFeature(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ARMFeature is a preview feature registered on a subscription.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "name is the feature's name, e.g. Microsoft.RedHatOpenShift/ExperimentalReleaseFeatures.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"state": {
+						SchemaProps: spec.SchemaProps{
+							Description: "state is the feature's registration state, e.g. Registered.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ARMManagedByTenant(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ARMManagedByTenant is a tenant that manages a subscription.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"tenantID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "tenantID is the managing tenant.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"tenantID"},
+			},
+		},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ARMOperation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ARMOperation is one ARM asynchronous operation (a PUT, PATCH, DELETE or POST action of the ARM frontend), named after its operation ID. A controller keeps its status in step with the object it acts on; it is deleted 7 days after it was created, as ARM keeps operations.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1alpha1.ARMOperationSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1alpha1.ARMOperationStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ARMOperationSpec{}.OpenAPIModelName(), v1alpha1.ARMOperationStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ARMOperationError(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ARMOperationError is the error of a failed operation, as ARM's CloudError carries it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"code": {
+						SchemaProps: spec.SchemaProps{
+							Description: "code is the error's code, e.g. Canceled or InternalServerError.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "message says what went wrong.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"target": {
+						SchemaProps: spec.SchemaProps{
+							Description: "target is what the error is about, when it is about one field or object.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"code", "message"},
+			},
+		},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ARMOperationList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ARMOperationList is a list of ARMOperations.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.ARMOperation{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ARMOperation{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ARMOperationSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ARMOperationSpec says what the operation does and who asked. It cannot change once created.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"request": {
+						SchemaProps: spec.SchemaProps{
+							Description: "request is Create, Update, Delete, RequestCredential or RevokeCredentials.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resourceID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "resourceID is the ARM resource ID the operation acts on, as the caller spelled it.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"subscriptionID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "subscriptionID is the subscription of resourceID, lowercased.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"location": {
+						SchemaProps: spec.SchemaProps{
+							Description: "location is the region whose operation endpoints serve it.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"target": {
+						SchemaProps: spec.SchemaProps{
+							Description: "target is the object the operation follows.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.ARMOperationTarget{}.OpenAPIModelName()),
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "apiVersion is the ARM api-version the operation was started with.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"tenantID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "tenantID is the caller's home tenant (x-ms-home-tenant-id): only it may read the operation.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"clientObjectID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "clientObjectID is the caller's object ID (x-ms-client-object-id): only it may read the operation.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"clientRequestID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "clientRequestID is the caller's x-ms-client-request-id.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"correlationRequestID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "correlationRequestID is ARM's x-ms-correlation-request-id.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"notificationURI": {
+						SchemaProps: spec.SchemaProps{
+							Description: "notificationURI is ARM's Azure-AsyncNotificationUri, to be told when the operation ends.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"request", "resourceID", "subscriptionID", "location", "target"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ARMOperationTarget{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ARMOperationStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ARMOperationStatus reports an operation as ARM's operation status endpoint does.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"state": {
+						SchemaProps: spec.SchemaProps{
+							Description: "state is Accepted, Provisioning, Updating, Deleting, Succeeded, Failed or Canceled; the last three are final.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"lastTransitionTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "lastTransitionTime is when state last changed.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"endTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "endTime is when the operation reached a final state.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"error": {
+						SchemaProps: spec.SchemaProps{
+							Description: "error says why a Failed or Canceled operation ended so.",
+							Ref:         ref(v1alpha1.ARMOperationError{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ARMOperationError{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ARMOperationTarget(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ARMOperationTarget names the object an operation follows.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"resource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "resource is hcpclusters, nodepools or breakglasscredentials.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "namespace is the object's namespace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "name is the object's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"uid": {
+						SchemaProps: spec.SchemaProps{
+							Description: "uid is the object's UID: an object of the same name made later is another one.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"generation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "generation is the object's generation the operation waits for (its metadata.generation after the write).",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+				Required: []string{"resource", "namespace", "name", "uid"},
+			},
+		},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ARMSubscription(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ARMSubscription is an Azure subscription as Azure Resource Manager last registered it with the service, named after the lowercased subscription ID. Its state decides what the ARM frontend lets the subscription do; a Deleted subscription's HCPClusters are deleted.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1alpha1.ARMSubscriptionSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1alpha1.ARMSubscriptionStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ARMSubscriptionSpec{}.OpenAPIModelName(), v1alpha1.ARMSubscriptionStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ARMSubscriptionList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ARMSubscriptionList is a list of ARMSubscriptions.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.ARMSubscription{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ARMSubscription{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ARMSubscriptionProperties(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ARMSubscriptionProperties are a subscription's properties as ARM sends them.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"tenantID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "tenantID is the subscription's home tenant.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"locationPlacementID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "locationPlacementID is ARM's placement of the subscription.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"quotaID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "quotaID is the subscription's offer.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"spendingLimit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "spendingLimit is On, Off or CurrentPeriodOff.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"registeredFeatures": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "registeredFeatures are the preview features (AFECs) the subscription registered.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.ARMFeature{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"managedByTenants": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "managedByTenants are the tenants that manage the subscription through Azure Lighthouse.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.ARMManagedByTenant{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ARMFeature{}.OpenAPIModelName(), v1alpha1.ARMManagedByTenant{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ARMSubscriptionSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ARMSubscriptionSpec is the body of ARM's subscription PUT.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"state": {
+						SchemaProps: spec.SchemaProps{
+							Description: "state is Registered, Unregistered, Warned, Suspended or Deleted.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"registrationDate": {
+						SchemaProps: spec.SchemaProps{
+							Description: "registrationDate is when the subscription registered the resource provider, as ARM wrote it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"properties": {
+						SchemaProps: spec.SchemaProps{
+							Description: "properties are the subscription's properties as ARM sent them.",
+							Ref:         ref(v1alpha1.ARMSubscriptionProperties{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"state"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ARMSubscriptionProperties{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ARMSubscriptionStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ARMSubscriptionStatus reports what the service did about the subscription's state.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "conditions report ResourcesDeleted for a Deleted subscription: True once none of its HCPClusters is left.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "observedGeneration is the spec generation the status describes.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Condition{}.OpenAPIModelName()},
 	}
 }
 

@@ -39,6 +39,26 @@ func Parser() *typed.Parser {
 var parserOnce sync.Once
 var parser *typed.Parser
 var schemaYAML = typed.YAMLObject(`types:
+- name: com.github.aro-hcp.hcp-apiserver.apis.hcp.v1alpha1.ARMOperation
+  scalar: untyped
+  list:
+    elementType:
+      namedType: __untyped_atomic_
+    elementRelationship: atomic
+  map:
+    elementType:
+      namedType: __untyped_deduced_
+    elementRelationship: separable
+- name: com.github.aro-hcp.hcp-apiserver.apis.hcp.v1alpha1.ARMSubscription
+  scalar: untyped
+  list:
+    elementType:
+      namedType: __untyped_atomic_
+    elementRelationship: atomic
+  map:
+    elementType:
+      namedType: __untyped_deduced_
+    elementRelationship: separable
 - name: com.github.aro-hcp.hcp-apiserver.apis.hcp.v1alpha1.BreakglassCredential
   scalar: untyped
   list:

@@ -53,6 +53,10 @@ func (f *genericInformer) Lister() cache.GenericLister {
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
 	// Group=hcp.aro.azure.com, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithResource("armoperations"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Hcp().V1alpha1().ARMOperations().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("armsubscriptions"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Hcp().V1alpha1().ARMSubscriptions().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("breakglasscredentials"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Hcp().V1alpha1().BreakglassCredentials().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("hcpclusters"):

@@ -18,6 +18,14 @@ limitations under the License.
 
 package v1alpha1
 
+// ARMOperationListerExpansion allows custom methods to be added to
+// ARMOperationLister.
+type ARMOperationListerExpansion interface{}
+
+// ARMSubscriptionListerExpansion allows custom methods to be added to
+// ARMSubscriptionLister.
+type ARMSubscriptionListerExpansion interface{}
+
 // BreakglassCredentialListerExpansion allows custom methods to be added to
 // BreakglassCredentialLister.
 type BreakglassCredentialListerExpansion interface{}

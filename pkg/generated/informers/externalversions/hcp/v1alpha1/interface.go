@@ -24,6 +24,10 @@ import (
 
 // Interface provides access to all the informers in this group version.
 type Interface interface {
+	// ARMOperations returns a ARMOperationInformer.
+	ARMOperations() TypedARMOperationInformer
+	// ARMSubscriptions returns a ARMSubscriptionInformer.
+	ARMSubscriptions() TypedARMSubscriptionInformer
 	// BreakglassCredentials returns a BreakglassCredentialInformer.
 	BreakglassCredentials() TypedBreakglassCredentialInformer
 	// HCPClusters returns a HCPClusterInformer.
@@ -43,6 +47,16 @@ type version struct {
 // New returns a new Interface.
 func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) Interface {
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
+}
+
+// ARMOperations returns a TypedARMOperationInformer.
+func (v *version) ARMOperations() TypedARMOperationInformer {
+	return &aRMOperationInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
+}
+
+// ARMSubscriptions returns a TypedARMSubscriptionInformer.
+func (v *version) ARMSubscriptions() TypedARMSubscriptionInformer {
+	return &aRMSubscriptionInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
 }
 
 // BreakglassCredentials returns a TypedBreakglassCredentialInformer.

@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1alpha1
 
+type ARMOperationExpansion interface{}
+
+type ARMSubscriptionExpansion interface{}
+
 type BreakglassCredentialExpansion interface{}
 
 type HCPClusterExpansion interface{}

@@ -28,6 +28,8 @@ import (
 
 type HcpV1alpha1Interface interface {
 	RESTClient() rest.Interface
+	ARMOperationsGetter
+	ARMSubscriptionsGetter
 	BreakglassCredentialsGetter
 	HCPClustersGetter
 	ManagementClustersGetter
@@ -37,6 +39,14 @@ type HcpV1alpha1Interface interface {
 // HcpV1alpha1Client is used to interact with features provided by the hcp.aro.azure.com group.
 type HcpV1alpha1Client struct {
 	restClient rest.Interface
+}
+
+func (c *HcpV1alpha1Client) ARMOperations() ARMOperationInterface {
+	return newARMOperations(c)
+}
+
+func (c *HcpV1alpha1Client) ARMSubscriptions() ARMSubscriptionInterface {
+	return newARMSubscriptions(c)
 }
 
 func (c *HcpV1alpha1Client) BreakglassCredentials(namespace string) BreakglassCredentialInterface {

@@ -28,6 +28,14 @@ type FakeHcpV1alpha1 struct {
 	*testing.Fake
 }
 
+func (c *FakeHcpV1alpha1) ARMOperations() v1alpha1.ARMOperationInterface {
+	return newFakeARMOperations(c)
+}
+
+func (c *FakeHcpV1alpha1) ARMSubscriptions() v1alpha1.ARMSubscriptionInterface {
+	return newFakeARMSubscriptions(c)
+}
+
 func (c *FakeHcpV1alpha1) BreakglassCredentials(namespace string) v1alpha1.BreakglassCredentialInterface {
 	return newFakeBreakglassCredentials(c, namespace)
 }

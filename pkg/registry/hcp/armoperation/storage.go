@@ -1,0 +1,32 @@
+package armoperation
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
+)
+
+// NewREST returns the storage of armoperations and armoperations/status.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+	s := NewStrategy(scheme)
+	store := &genericregistry.Store{
+		NewFunc:                   func() runtime.Object { return &hcp.ARMOperation{} },
+		NewListFunc:               func() runtime.Object { return &hcp.ARMOperationList{} },
+		PredicateFunc:             Match,
+		DefaultQualifiedResource:  hcp.Resource("armoperations"),
+		SingularQualifiedResource: hcp.Resource("armoperation"),
+		CreateStrategy:            s,
+		UpdateStrategy:            s,
+		DeleteStrategy:            s,
+		ResetFieldsStrategy:       s,
+		TableConvertor:            tableConvertor,
+	}
+	return hcpregistry.NewStores(hcpregistry.StoreOptions{
+		Store:          store,
+		StatusStrategy: hcpregistry.NewStatusStrategy(s),
+		AttrFunc:       GetAttrs,
+	}, optsGetter)
+}
