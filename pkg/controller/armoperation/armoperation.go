@@ -1,0 +1,258 @@
+// Package armoperation keeps each ARMOperation's status in step with the object it follows, as ARM's
+// operation status endpoint reports it: a create or update follows its HCPCluster's or NodePool's
+// provisioningState once the object's status describes the generation the operation wrote, a delete
+// ends when the object is gone, a credential request follows its BreakglassCredential's phase, and a
+// revocation its cluster's RevokingCredentials condition. A final operation is deleted a retention
+// period after it was created, as ARM's operation documents expire.
+package armoperation
+
+import (
+	"context"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/queue"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions/hcp/v1alpha1"
+	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
+)
+
+// Name names the controller in logs and in the managed fields of what it writes.
+const Name = "armoperation-status"
+
+// DefaultRetention is how long an operation is kept after it was created: ARM's 7 days.
+const DefaultRetention = 7 * 24 * time.Hour
+
+// byTarget indexes operations by the object they follow, so that an event of the object finds them.
+// Named for the controller, so that others on the same informer keep their own.
+const byTarget = "armoperation-status/target"
+
+// The resources an operation can follow, as spec.target.resource names them.
+const (
+	resourceClusters    = "hcpclusters"
+	resourceNodePools   = "nodepools"
+	resourceCredentials = "breakglasscredentials"
+)
+
+// Controller writes ARMOperation status.
+type Controller struct {
+	client      versioned.Interface
+	operations  listers.ARMOperationLister
+	clusters    listers.HCPClusterLister
+	pools       listers.NodePoolLister
+	credentials listers.BreakglassCredentialLister
+	byTarget    cache.Indexer
+	retention   time.Duration
+	now         func() time.Time
+	queue       *queue.Queue
+	synced      []cache.InformerSynced
+}
+
+// New returns the controller; a retention of 0 is DefaultRetention.
+func New(client versioned.Interface, operations informers.ARMOperationInformer, clusters informers.HCPClusterInformer,
+	pools informers.NodePoolInformer, credentials informers.BreakglassCredentialInformer, retention time.Duration) (*Controller, error) {
+	if retention <= 0 {
+		retention = DefaultRetention
+	}
+	c := &Controller{
+		client: client, operations: operations.Lister(), clusters: clusters.Lister(), pools: pools.Lister(),
+		credentials: credentials.Lister(), byTarget: operations.Informer().GetIndexer(), retention: retention, now: time.Now,
+		synced: []cache.InformerSynced{operations.Informer().HasSynced, clusters.Informer().HasSynced,
+			pools.Informer().HasSynced, credentials.Informer().HasSynced},
+	}
+	c.queue = queue.New(Name, c.sync)
+	if err := operations.Informer().AddIndexers(cache.Indexers{byTarget: indexByTarget}); err != nil {
+		return nil, err
+	}
+	if _, err := operations.Informer().AddEventHandler(c.queue.Handler()); err != nil {
+		return nil, err
+	}
+	for resource, informer := range map[string]cache.SharedIndexInformer{
+		resourceClusters: clusters.Informer(), resourceNodePools: pools.Informer(), resourceCredentials: credentials.Informer(),
+	} {
+		enqueue := func(obj any) { c.enqueueFollowing(resource, obj) }
+		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    enqueue,
+			UpdateFunc: func(_, obj any) { enqueue(obj) },
+			DeleteFunc: enqueue,
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Run writes status until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return
+	}
+	c.queue.Run(ctx, workers)
+}
+
+func targetKey(resource, namespace, name string) string {
+	return resource + "/" + namespace + "/" + name
+}
+
+func indexByTarget(obj any) ([]string, error) {
+	op, ok := obj.(*v1alpha1.ARMOperation)
+	if !ok {
+		return nil, nil
+	}
+	t := op.Spec.Target
+	return []string{targetKey(t.Resource, t.Namespace, t.Name)}, nil
+}
+
+// enqueueFollowing queues the operations that follow obj, an object of resource (or its tombstone).
+func (c *Controller) enqueueFollowing(resource string, obj any) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	ops, err := c.byTarget.ByIndex(byTarget, targetKey(resource, m.GetNamespace(), m.GetName()))
+	if err != nil {
+		return
+	}
+	for _, op := range ops {
+		// Final operations wait for their retention only; their target no longer matters.
+		if !final(op.(*v1alpha1.ARMOperation).Status.State) {
+			c.queue.Enqueue(op)
+		}
+	}
+}
+
+func (c *Controller) sync(ctx context.Context, name string) (time.Duration, error) {
+	op, err := c.operations.Get(name)
+	if apierrors.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	now := c.now()
+	if final(op.Status.State) {
+		return c.expire(ctx, op, now)
+	}
+	want, known, err := c.progress(ctx, op)
+	if err != nil || !known {
+		return 0, err
+	}
+	if want.state == op.Status.State {
+		return 0, nil
+	}
+	updated := op.DeepCopy()
+	at := metav1.NewTime(now)
+	updated.Status.State, updated.Status.LastTransitionTime, updated.Status.Error = want.state, &at, want.err
+	if final(want.state) {
+		updated.Status.EndTime = &at
+		// An operation with spec.notificationURI is where ARM's async notification would be posted
+		// from; the service does not post them.
+	}
+	if _, err := c.client.HcpV1alpha1().ARMOperations().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: Name}); err != nil {
+		return 0, err
+	}
+	klog.FromContext(ctx).V(2).Info("Operation moved", "operation", name, "request", op.Spec.Request,
+		"from", op.Status.State, "to", want.state)
+	// The informer's event of this write brings the operation back, final or not.
+	return 0, nil
+}
+
+// expire deletes a final operation once it is older than the retention, and otherwise says when it will be.
+func (c *Controller) expire(ctx context.Context, op *v1alpha1.ARMOperation, now time.Time) (time.Duration, error) {
+	if left := op.CreationTimestamp.Add(c.retention).Sub(now); left > 0 {
+		return left, nil
+	}
+	uid := op.UID
+	err := c.client.HcpV1alpha1().ARMOperations().Delete(ctx, op.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return 0, err
+	}
+	klog.FromContext(ctx).V(2).Info("Deleted an expired operation", "operation", op.Name, "state", op.Status.State)
+	return 0, nil
+}
+
+// progress reads the operation's target and says where the operation stands; known is false for a
+// request the target's resource does not take, whose status is left alone.
+func (c *Controller) progress(ctx context.Context, op *v1alpha1.ARMOperation) (p progress, known bool, err error) {
+	t := op.Spec.Target
+	switch t.Resource {
+	case resourceClusters:
+		cluster, err := target(ctx, t.UID, c.clusters.HCPClusters(t.Namespace).Get,
+			func(ctx context.Context, name string) (*v1alpha1.HCPCluster, error) {
+				return c.client.HcpV1alpha1().HCPClusters(t.Namespace).Get(ctx, name, metav1.GetOptions{})
+			}, t.Name)
+		if err != nil {
+			return progress{}, false, err
+		}
+		if op.Spec.Request == v1alpha1.ARMOperationRevokeCredentials {
+			return ofRevocation(op, cluster), true, nil
+		}
+		var status *resourceStatus
+		if cluster != nil {
+			status = &resourceStatus{ObjectMeta: &cluster.ObjectMeta, provisioningState: cluster.Status.ProvisioningState,
+				observedGeneration: cluster.Status.ObservedGeneration, conditions: cluster.Status.Conditions}
+		}
+		p, known := ofResource(op, "cluster", status)
+		return p, known, nil
+	case resourceNodePools:
+		pool, err := target(ctx, t.UID, c.pools.NodePools(t.Namespace).Get,
+			func(ctx context.Context, name string) (*v1alpha1.NodePool, error) {
+				return c.client.HcpV1alpha1().NodePools(t.Namespace).Get(ctx, name, metav1.GetOptions{})
+			}, t.Name)
+		if err != nil {
+			return progress{}, false, err
+		}
+		var status *resourceStatus
+		if pool != nil {
+			status = &resourceStatus{ObjectMeta: &pool.ObjectMeta, provisioningState: pool.Status.ProvisioningState,
+				observedGeneration: pool.Status.ObservedGeneration, conditions: pool.Status.Conditions}
+		}
+		p, known := ofResource(op, "node pool", status)
+		return p, known, nil
+	case resourceCredentials:
+		credential, err := target(ctx, t.UID, c.credentials.BreakglassCredentials(t.Namespace).Get,
+			func(ctx context.Context, name string) (*v1alpha1.BreakglassCredential, error) {
+				return c.client.HcpV1alpha1().BreakglassCredentials(t.Namespace).Get(ctx, name, metav1.GetOptions{})
+			}, t.Name)
+		if err != nil {
+			return progress{}, false, err
+		}
+		return ofCredential(op, credential), true, nil
+	}
+	return progress{}, false, nil
+}
+
+// target returns the object an operation follows, nil once no object of that UID is there. The informers
+// of operations and of their targets are not in step: an operation can come before the object it was
+// written after, so the lister's miss, or its object of another UID, is checked against the server.
+func target[T metav1.Object](ctx context.Context, uid types.UID, fromCache func(string) (T, error),
+	fromServer func(context.Context, string) (T, error), name string) (T, error) {
+	var none T
+	obj, err := fromCache(name)
+	if err == nil && obj.GetUID() == uid {
+		return obj, nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return none, err
+	}
+	obj, err = fromServer(ctx, name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return none, nil
+	case err != nil:
+		return none, err
+	case obj.GetUID() != uid:
+		return none, nil
+	}
+	return obj, nil
+}
