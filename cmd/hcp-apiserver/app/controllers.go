@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/armoperation"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/armsubscription"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/breakglasscredential"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/credentialrevocation"
@@ -40,6 +42,8 @@ type ControllerOptions struct {
 	BreakglassIssueTimeout time.Duration
 	// BreakglassRetention is how long an ended break-glass credential is kept.
 	BreakglassRetention time.Duration
+	// ARMOperationRetention is how long an ended ARMOperation is kept, from when it was created.
+	ARMOperationRetention time.Duration
 }
 
 func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
@@ -53,6 +57,8 @@ func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 		"How long a break-glass credential may wait for its management cluster to sign it before it is Failed.")
 	fs.DurationVar(&c.BreakglassRetention, "breakglass-retention", c.BreakglassRetention,
 		"How long an Expired, Revoked or Failed break-glass credential is kept before it is deleted.")
+	fs.DurationVar(&c.ARMOperationRetention, "arm-operation-retention", c.ARMOperationRetention,
+		"How long after it was created an ended ARMOperation (Succeeded, Failed or Canceled) is deleted; ARM keeps operations 7 days.")
 }
 
 func (c *ControllerOptions) Validate() []error {
@@ -68,6 +74,9 @@ func (c *ControllerOptions) Validate() []error {
 	}
 	if c.BreakglassRetention <= 0 {
 		errs = append(errs, fmt.Errorf("--breakglass-retention must be positive"))
+	}
+	if c.ARMOperationRetention <= 0 {
+		errs = append(errs, fmt.Errorf("--arm-operation-retention must be positive"))
 	}
 	return errs
 }
@@ -148,6 +157,15 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, ca
 	if err != nil {
 		return err
 	}
+	operations, err := armoperation.New(client, hcp.ARMOperations(), hcp.HCPClusters(), hcp.NodePools(), hcp.BreakglassCredentials(),
+		o.ARMOperationRetention)
+	if err != nil {
+		return err
+	}
+	subscriptions, err := armsubscription.New(client, hcp.ARMSubscriptions(), hcp.HCPClusters())
+	if err != nil {
+		return err
+	}
 	factory.Start(ctx.Done())
 	klog.FromContext(ctx).Info("Starting the cluster controllers", "environment", o.Environment)
 	go versions.Run(ctx, 2)
@@ -157,5 +175,7 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, ca
 	go credentials.Run(ctx, 2)
 	go revocations.Run(ctx, 1)
 	go mcStatus.Run(ctx, 1)
+	go operations.Run(ctx, 2)
+	go subscriptions.Run(ctx, 1)
 	return nil
 }

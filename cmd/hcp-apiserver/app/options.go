@@ -31,6 +31,7 @@ import (
 	hcpadmission "github.com/aro-hcp/hcp-apiserver/pkg/admission"
 	admissioninit "github.com/aro-hcp/hcp-apiserver/pkg/admission/initializer"
 	"github.com/aro-hcp/hcp-apiserver/pkg/apiserver"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/armoperation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/breakglasscredential"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
@@ -76,6 +77,7 @@ func NewOptions() *Options {
 		Controllers: ControllerOptions{
 			Environment: render.DefaultEnvironment, CreateDeadline: time.Hour,
 			BreakglassIssueTimeout: breakglasscredential.DefaultIssueTimeout, BreakglassRetention: breakglasscredential.DefaultRetention,
+			ARMOperationRetention: armoperation.DefaultRetention,
 		},
 	}
 	// The service's plugins run after the standard ones and are on by default.
