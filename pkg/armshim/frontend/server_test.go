@@ -8,11 +8,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/retry"
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
+	"github.com/aro-hcp/hcp-apiserver/pkg/breakglass"
 	"github.com/aro-hcp/hcp-apiserver/test/framework"
 )
 
@@ -227,9 +231,10 @@ func TestAgainstHCPAPIServer(t *testing.T) {
 			t.Errorf("requestadmincredential: %d %s", rec.Code, rec.Body)
 		}
 		creds, err := s.Client.HcpV1alpha1().BreakglassCredentials(ns).List(ctx, metav1.ListOptions{})
-		if err != nil || len(creds.Items) != 1 || creds.Items[0].Spec.ClusterName != "alpha" {
+		if err != nil || len(creds.Items) != 1 || creds.Items[0].Spec.ClusterName != "alpha" || creds.Items[0].Labels[names.LabelSubscription] == "" {
 			t.Errorf("credentials %v %v", creds, err)
 		}
+		t.Run("credential result", func(t *testing.T) { credentialResult(t, f, s, clusterPath("Alpha"), ns) })
 		rec = call(f, "DELETE", clusterPath("Alpha")+q, "")
 		if rec.Code != 202 {
 			t.Fatalf("DELETE: %d %s", rec.Code, rec.Body)
@@ -238,4 +243,88 @@ func TestAgainstHCPAPIServer(t *testing.T) {
 			t.Errorf("second DELETE: %d %s", rec.Code, rec.Body)
 		}
 	})
+}
+
+// credentialResult requests a credential with a CSR, has it issued as the controllers would, and reads
+// the result endpoint: the kubeconfig comes from the credential's kubeconfig subresource.
+func credentialResult(t *testing.T, f *Frontend, s *framework.InProcessServer, clusterPath, ns string) {
+	ctx := t.Context()
+	_, csr, err := breakglass.NewKeyAndCSR("system-admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(adminCredentialRequest{CertificateSigningRequest: string(csr)})
+	rec := call(f, "POST", clusterPath+"/requestAdminCredential?api-version="+testAPI, string(body))
+	if rec.Code != 202 {
+		t.Fatalf("requestadmincredential with a CSR: %d %s", rec.Code, rec.Body)
+	}
+	resultPath := strings.TrimPrefix(rec.Header().Get("Location"), testReferer)
+	op := operationFromURL(t, s, rec.Header().Get("Location"))
+	if rec := call(f, "GET", resultPath, ""); rec.Code != 202 {
+		t.Errorf("result before the credential is issued: %d %s", rec.Code, rec.Body)
+	}
+
+	c, err := s.Client.HcpV1alpha1().HCPClusters(ns).Get(ctx, "alpha", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Status.API.URL = "https://api.alpha.example.com:6443"
+	if _, err := s.Client.HcpV1alpha1().HCPClusters(ns).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cred, err := s.Client.HcpV1alpha1().BreakglassCredentials(ns).Get(ctx, op.Spec.Target.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, _, err := cert.GenerateSelfSignedCertKey("system:customer-break-glass:system-admin", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expires := metav1.NewTime(time.Now().Add(time.Hour).Truncate(time.Second))
+	cred.Status.Phase = hcpv1alpha1.BreakglassCredentialPhaseIssued
+	cred.Status.Certificate = string(certPEM)
+	cred.Status.CertificateAuthority = string(certPEM)
+	cred.Status.ExpirationTimestamp = &expires
+	if _, err := s.Client.HcpV1alpha1().BreakglassCredentials(ns).UpdateStatus(ctx, cred, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("issuing the credential: %v", err)
+	}
+	// hcp-apiserver's operation controller, when it runs, marks the operation Succeeded itself.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		op, err := s.Client.HcpV1alpha1().ARMOperations().Get(ctx, op.Name, metav1.GetOptions{})
+		if err != nil || op.Status.State == hcpv1alpha1.ARMOperationSucceeded {
+			return err
+		}
+		op.Status.State = hcpv1alpha1.ARMOperationSucceeded
+		op.Status.EndTime = &expires
+		_, err = s.Client.HcpV1alpha1().ARMOperations().UpdateStatus(ctx, op, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec = call(f, "GET", resultPath, "")
+	var got adminCredential
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != 200 {
+		t.Fatalf("result: %d %s", rec.Code, rec.Body)
+	}
+	if !strings.Contains(got.Kubeconfig, "https://api.alpha.example.com:6443") || !strings.Contains(got.Kubeconfig, "client-certificate-data") ||
+		strings.Contains(got.Kubeconfig, "client-key-data") {
+		t.Errorf("kubeconfig of a CSR credential:\n%s", got.Kubeconfig)
+	}
+	if got.ExpirationTimestamp != expires.UTC().Format(time.RFC3339) {
+		t.Errorf("expirationTimestamp %q, want %s", got.ExpirationTimestamp, expires.UTC().Format(time.RFC3339))
+	}
+}
+
+func operationFromURL(t *testing.T, s *framework.InProcessServer, raw string) *hcpv1alpha1.ARMOperation {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := s.Client.HcpV1alpha1().ARMOperations().Get(t.Context(), u.Path[strings.LastIndex(u.Path, "/")+1:], metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op
 }
