@@ -8,13 +8,17 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
@@ -464,5 +468,31 @@ func TestMergePatch(t *testing.T) {
 		if err != nil || string(got) != tt.want {
 			t.Errorf("mergePatch(%s, %s) = %s, %v; want %s", tt.doc, tt.patch, got, err, tt.want)
 		}
+	}
+}
+
+func TestStaleUpdateIsRetried(t *testing.T) {
+	f, client := newTestFrontend(t, storedCluster("Succeeded", false), subscription(hcpv1alpha1.ARMSubscriptionRegistered))
+	clusters := schema.GroupResource{Group: "hcp.aro.azure.com", Resource: "hcpclusters"}
+	stale := 2
+	client.PrependReactor("update", "hcpclusters", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if stale == 0 {
+			return false, nil, nil
+		}
+		stale--
+		return true, nil, apierrors.NewConflict(clusters, "dev-cluster",
+			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	})
+	if rec := call(f, "PATCH", testCluster+"?api-version="+testAPI, `{"tags":{"a":"b"}}`); rec.Code != 202 || stale != 0 {
+		t.Errorf("PATCH racing two status writes: %d %s", rec.Code, rec.Body)
+	}
+
+	// An admission plugin's 409 is not a race: it reaches the caller at once, with its message.
+	client.PrependReactor("update", "hcpclusters", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(clusters, "dev-cluster", errors.New("clusterreference: the cluster is being deleted"))
+	})
+	rec := call(f, "PUT", testCluster+"?api-version="+testAPI, minimalClusterBody)
+	if rec.Code != 409 || !strings.Contains(cloudError(t, rec).Message, "clusterreference") {
+		t.Errorf("PUT refused by admission: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -2,11 +2,14 @@ package frontend
 
 import (
 	"encoding/json"
+	"errors"
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -39,6 +42,36 @@ func getResource[T any](f *Frontend, k *kind[T], req *request) error {
 
 // putResource creates (201) or replaces (200) a resource, then records the operation that follows it.
 func putResource[T any](f *Frontend, k *kind[T], req *request) error {
+	return retryStale(func() error { return putOnce(f, k, req) })
+}
+
+// maxStaleWrites bounds how often a write is redone because the object changed since it was read
+// (controllers write status all the time, and each status write is a new resourceVersion).
+const maxStaleWrites = 5
+
+// errStale says an update lost a race with another write of the object: it is done again from a
+// fresh read, which the caller never sees.
+var errStale = errors.New("the object changed since it was read")
+
+// isStaleWrite tells a lost race on resourceVersion from the 409 of an admission plugin, whose
+// message the caller must see.
+func isStaleWrite(err error) bool {
+	return apierrors.IsConflict(err) && strings.Contains(err.Error(), "the object has been modified")
+}
+
+func retryStale(write func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := write()
+		if !errors.Is(err, errStale) {
+			return err
+		}
+		if attempt == maxStaleWrites {
+			return conflict("The resource is changing too often to be written; retry the request.")
+		}
+	}
+}
+
+func putOnce[T any](f *Frontend, k *kind[T], req *request) error {
 	res, err := parseResource(req)
 	if err != nil {
 		return err
@@ -101,6 +134,10 @@ func (f *Frontend) operationRecorded(req *request, obj metav1.Object, requests .
 // patchResource merges a JSON merge patch onto the resource as the request's api-version shows it,
 // and writes the result as a PUT would.
 func patchResource[T any](f *Frontend, k *kind[T], req *request) error {
+	return retryStale(func() error { return patchOnce(f, k, req) })
+}
+
+func patchOnce[T any](f *Frontend, k *kind[T], req *request) error {
 	res, err := parseResource(req)
 	if err != nil {
 		return err
@@ -159,6 +196,9 @@ func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResourc
 	request := hcpv1alpha1.ARMOperationUpdate
 	if found {
 		written, err = k.update(req.ctx, obj, metav1.UpdateOptions{})
+		if isStaleWrite(err) {
+			return errStale
+		}
 	} else {
 		request = hcpv1alpha1.ARMOperationCreate
 		meta := k.meta(obj)

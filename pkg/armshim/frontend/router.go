@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"k8s.io/klog/v2"
@@ -130,6 +131,13 @@ func (f *Frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	logger := klog.FromContext(r.Context()).WithValues("requestID", requestID, "method", r.Method, "path", r.URL.Path)
 	ctx := klog.NewContext(r.Context(), logger)
+	sw := &statusWriter{ResponseWriter: w}
+	w = sw
+	start := time.Now()
+	defer func() {
+		logger.V(2).Info("ARM request", "status", sw.status, "duration", time.Since(start),
+			"correlationRequestID", r.Header.Get(headerCorrelationRequestID), "clientRequestID", r.Header.Get(headerClientRequestID))
+	}()
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -151,6 +159,26 @@ func (f *Frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeCloudError(w, apiError(logger, err, nil))
 	}
+}
+
+// statusWriter remembers the status of a response, for the request's log line.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // route finds the request's route and checks its method.
