@@ -217,10 +217,14 @@ func armFieldPath(apiPath string) (string, bool) {
 // subscriptionFieldPath maps a field path of an ARMSubscription to ARM's subscription document,
 // which is its spec.
 func subscriptionFieldPath(apiPath string) (string, bool) {
-	if strings.HasPrefix(apiPath, "spec.") {
-		return strings.TrimPrefix(apiPath, "spec."), true
+	if !strings.HasPrefix(apiPath, "spec.") {
+		return "", false
 	}
-	return "", false
+	parts := strings.Split(strings.TrimPrefix(apiPath, "spec."), ".")
+	for i, p := range parts {
+		parts[i] = armSpelling(p)
+	}
+	return strings.Join(parts, "."), true
 }
 
 // armSpelling spells an initialism at the end of a field name as ARM's JSON does (podCIDR ->

@@ -173,6 +173,9 @@ func TestARMFieldPath(t *testing.T) {
 		{"metadata.name", "", false},
 		{"status.provisioningState", "", false},
 	}
+	if got, ok := subscriptionFieldPath("spec.properties.tenantID"); got != "properties.tenantId" || !ok {
+		t.Errorf("subscriptionFieldPath(spec.properties.tenantID) = %q, %v", got, ok)
+	}
 	for _, tt := range tests {
 		got, ok := armFieldPath(tt.api)
 		if got != tt.arm || ok != tt.ok {

@@ -253,9 +253,14 @@ func TestSubscriptionLifecycle(t *testing.T) {
 		t.Fatalf("second PUT: %d %s", rec.Code, rec.Body)
 	}
 	rec := call(f, "GET", target, "")
-	var got subscriptionBody
+	var got subscriptionDocument
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != 200 || got.State != hcpv1alpha1.ARMSubscriptionSuspended {
 		t.Errorf("GET: %d %s", rec.Code, rec.Body)
+	}
+	// ARM's spelling, not the API's.
+	if rec := call(f, "PUT", target, body); !strings.Contains(rec.Body.String(), `"tenantId":"`+testTenant+`"`) ||
+		!strings.Contains(rec.Body.String(), `"registeredFeatures":[{"name":"Microsoft.RedHatOpenShift/ExperimentalReleaseFeatures","state":"Registered"}]`) {
+		t.Errorf("PUT answered %s", rec.Body)
 	}
 	if rec := call(f, "GET", "/subscriptions/"+uuid.NewString()+"?api-version=2.0", ""); rec.Code != 404 {
 		t.Errorf("GET of an unknown subscription: %d", rec.Code)

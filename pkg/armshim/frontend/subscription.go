@@ -12,9 +12,6 @@ import (
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 )
 
-// subscriptionBody is ARM's subscription lifecycle document, sent with api-version 2.0.
-type subscriptionBody = hcpv1alpha1.ARMSubscriptionSpec
-
 // checkSubscription lets a request through as the subscription's state allows: Registered for
 // everything, Warned and Suspended for reads and deletes only, nothing else.
 func (f *Frontend) checkSubscription(req *request) error {
@@ -66,10 +63,11 @@ func unregistered(sub string) *CloudError {
 // putSubscription stores ARM's subscription document as the ARMSubscription named after the
 // lowercased subscription ID, and answers with what was stored.
 func (f *Frontend) putSubscription(req *request) error {
-	var body subscriptionBody
-	if err := json.Unmarshal(req.body, &body); err != nil {
+	var doc subscriptionDocument
+	if err := json.Unmarshal(req.body, &doc); err != nil {
 		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "", "The request content was invalid and could not be deserialized: %v", err)
 	}
+	body := doc.toSpec()
 	name := strings.ToLower(req.vars["sub"])
 	subs := f.client.HcpV1alpha1().ARMSubscriptions()
 	existing, err := subs.Get(req.ctx, name, metav1.GetOptions{})
@@ -89,7 +87,7 @@ func (f *Frontend) putSubscription(req *request) error {
 		// A conflicting write of the same subscription: ARM retries.
 		return apiError(req.logger, err, nil)
 	}
-	writeJSON(req.w, http.StatusOK, stored.Spec)
+	writeJSON(req.w, http.StatusOK, subscriptionDocumentOf(stored.Spec))
 	return nil
 }
 
@@ -102,6 +100,6 @@ func (f *Frontend) getSubscription(req *request) error {
 	if err != nil {
 		return apiError(req.logger, err, nil)
 	}
-	writeJSON(req.w, http.StatusOK, s.Spec)
+	writeJSON(req.w, http.StatusOK, subscriptionDocumentOf(s.Spec))
 	return nil
 }
