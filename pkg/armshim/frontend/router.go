@@ -23,19 +23,23 @@ const maxBodyBytes = 4 << 20
 
 // Headers ARM sends and the frontend answers with.
 const (
-	headerRequestID               = "X-Ms-Request-Id"
-	headerClientRequestID         = "X-Ms-Client-Request-Id"
-	headerReturnClientRequestID   = "X-Ms-Return-Client-Request-Id"
-	headerCorrelationRequestID    = "X-Ms-Correlation-Request-Id"
-	headerHomeTenantID            = "X-Ms-Home-Tenant-Id"
-	headerClientObjectID          = "X-Ms-Client-Object-Id"
-	headerSystemData              = "X-Ms-Arm-Resource-System-Data"
-	headerAsyncNotificationURI    = "Azure-AsyncNotificationUri"
-	headerAsyncNotification       = "Azure-AsyncNotification"
-	headerAzureAsyncOperation     = "Azure-AsyncOperation"
-	subscriptionAPIVersion        = "2.0"
-	providerPath                  = "/providers/Microsoft.RedHatOpenShift"
-	clusterResourceTypeForMessage = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters"
+	headerRequestID             = "X-Ms-Request-Id"
+	headerClientRequestID       = "X-Ms-Client-Request-Id"
+	headerReturnClientRequestID = "X-Ms-Return-Client-Request-Id"
+	headerCorrelationRequestID  = "X-Ms-Correlation-Request-Id"
+	headerHomeTenantID          = "X-Ms-Home-Tenant-Id"
+	headerClientObjectID        = "X-Ms-Client-Object-Id"
+	headerSystemData            = "X-Ms-Arm-Resource-System-Data"
+	headerAsyncNotificationURI  = "Azure-AsyncNotificationUri"
+	headerAsyncNotification     = "Azure-AsyncNotification"
+	headerAzureAsyncOperation   = "Azure-AsyncOperation"
+)
+
+const (
+	// subscriptionAPIVersion is the api-version of ARM's subscription lifecycle calls.
+	subscriptionAPIVersion = "2.0"
+	// providerPath is the provider's part of the URLs the frontend builds, in ARM's spelling.
+	providerPath = "/providers/Microsoft.RedHatOpenShift"
 )
 
 // versionRule says which api-versions a route takes.
