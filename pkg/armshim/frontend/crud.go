@@ -204,6 +204,12 @@ func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResourc
 		meta := k.meta(obj)
 		meta.SetLabels(labels.Merge(meta.GetLabels(), names.SubscriptionLabels(res.subscription())))
 		written, err = k.create(req.ctx, obj, metav1.CreateOptions{})
+		if apierrors.IsNotFound(err) {
+			// Behind kube-apiserver, NamespaceLifecycle refuses objects of a namespace it does not
+			// have; the resource's namespace is the service's to provide, not the caller's fault.
+			req.logger.Error(err, "Creating in the namespace of the resource group failed", "namespace", res.obj.Namespace)
+			return internalError()
+		}
 	}
 	if err != nil {
 		return apiError(req.logger, err, res)
