@@ -104,6 +104,19 @@ func ConsoleURL(c *v1alpha1.HCPCluster, o Options) (string, error) {
 	return "https://console-openshift-console.apps." + clusterDomain(c, o), nil
 }
 
+// IssuerURL is the OIDC issuer of a cluster's service account tokens, which workload identities of the
+// cluster's Azure operators are federated with: <OIDCIssuerBaseURL>/<cluster ID>.
+func IssuerURL(c *v1alpha1.HCPCluster, o Options) (string, error) {
+	o, err := o.complete()
+	if err != nil {
+		return "", err
+	}
+	if errs := checkClusterID(o.Environment, c); len(errs) > 0 {
+		return "", errs.ToAggregate()
+	}
+	return strings.TrimSuffix(o.OIDCIssuerBaseURL, "/") + "/" + c.Status.ClusterID, nil
+}
+
 // baseDomain is the DNS domain a cluster's domain is made in. Names of hosted clusters repeat
 // across customers, so a shard from the cluster ID keeps their domains apart.
 func baseDomain(c *v1alpha1.HCPCluster, o Options) string {
@@ -181,6 +194,7 @@ func hostedCluster(c *v1alpha1.HCPCluster, releaseImage string, o Options) (*hyp
 			SecretEncryption:    encryption,
 			FIPS:                spec.CryptoRestrictions == "FIPS",
 			ImageContentSources: imageContentSources(spec.ImageDigestMirrors),
+			IssuerURL:           strings.TrimSuffix(o.OIDCIssuerBaseURL, "/") + "/" + c.Status.ClusterID,
 		},
 	}
 	if t := spec.Autoscaling.MaxNodeProvisionTimeSeconds; t != nil {

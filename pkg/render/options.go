@@ -42,6 +42,9 @@ type Options struct {
 	// ManagedIdentitiesTenantID is the Entra tenant of that Key Vault; the cluster's own tenant
 	// (spec.azure.tenantID) when empty.
 	ManagedIdentitiesTenantID string
+	// OIDCIssuerBaseURL is where the clusters' OIDC issuers are published, one path per cluster ID;
+	// https://oidc.<DNSZone> when empty.
+	OIDCIssuerBaseURL string
 }
 
 // complete fills the defaults and checks what would otherwise surface as a refused manifest.
@@ -51,6 +54,9 @@ func (o Options) complete() (Options, error) {
 	}
 	if o.DNSZone == "" {
 		o.DNSZone = DefaultDNSZone
+	}
+	if o.OIDCIssuerBaseURL == "" {
+		o.OIDCIssuerBaseURL = "https://oidc." + o.DNSZone
 	}
 	if o.ManagedIdentitiesKeyVault == "" {
 		o.ManagedIdentitiesKeyVault = DefaultManagedIdentitiesKeyVault

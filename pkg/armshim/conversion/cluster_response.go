@@ -44,16 +44,20 @@ func ClusterToARM(v APIVersion, c *hcpv1alpha1.HCPCluster) (*Cluster, error) {
 			MachineCIDR: nonEmpty(spec.Network.MachineCIDR),
 			HostPrefix:  nonZero(spec.Network.HostPrefix),
 		},
-		API:     &APIProfile{URL: nonEmpty(status.API.URL), Visibility: nonEmpty(spec.API.Visibility), AuthorizedCIDRs: spec.API.AuthorizedCIDRs},
+		// api.url and platform.issuerUrl are required of every cluster the documents describe, as is
+		// vnetIntegrationSubnetId from 2025-12-23-preview: empty until known (the URLs until the control
+		// plane is up; the subnet of a cluster made in an older api-version, forever), as ARM's frontend
+		// answers them.
+		API:     &APIProfile{URL: ptr.To(status.API.URL), Visibility: nonEmpty(spec.API.Visibility), AuthorizedCIDRs: spec.API.AuthorizedCIDRs},
 		Ingress: &IngressProfile{Type: nonEmpty(spec.Ingress.Type)},
 		Platform: &PlatformProfile{
 			ManagedResourceGroup:    nonEmpty(spec.Platform.ManagedResourceGroup),
 			SubnetID:                nonEmpty(spec.Platform.SubnetID),
-			VnetIntegrationSubnetID: nonEmpty(spec.Platform.VnetIntegrationSubnetID),
+			VnetIntegrationSubnetID: ptr.To(spec.Platform.VnetIntegrationSubnetID),
 			OutboundType:            nonEmpty(spec.Platform.OutboundType),
 			NetworkSecurityGroupID:  nonEmpty(spec.Platform.NetworkSecurityGroupID),
 			OperatorsAuthentication: operatorsAuthenticationToARM(spec.Platform.OperatorsAuthentication),
-			IssuerURL:               nonEmpty(status.IssuerURL),
+			IssuerURL:               ptr.To(status.IssuerURL),
 		},
 		Autoscaling: &ClusterAutoscalingProfile{
 			MaxNodesTotal:               spec.Autoscaling.MaxNodesTotal,

@@ -52,7 +52,7 @@ func FuzzApplyReport(f *testing.F) {
 			cluster.Status.Conditions[i].LastTransitionTime = metav1.Now()
 		}
 		old := cluster.DeepCopy()
-		applyReport(cluster, source.BundleStatus{Generation: generation, Status: &status}, true, "consumer-1")
+		applyReport(cluster, source.BundleStatus{Generation: generation, Status: &status}, true, "consumer-1", render.Options{})
 
 		var newInternal, oldInternal hcp.HCPCluster
 		if err := apiserver.Scheme.Convert(cluster, &newInternal, nil); err != nil {

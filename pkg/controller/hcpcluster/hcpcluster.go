@@ -104,7 +104,7 @@ func (a *adapter) Plan(cluster *v1alpha1.HCPCluster, consumer string) (bundle.Pl
 // report turns the agent's last report into the cluster's status, fails a cluster past its creation
 // deadline, and returns when to look again for that deadline.
 func (a *adapter) report(cluster *v1alpha1.HCPCluster, report source.BundleStatus, reported bool, consumer string) time.Duration {
-	applyReport(cluster, report, reported, consumer)
+	applyReport(cluster, report, reported, consumer, a.opts.Render)
 	if cluster.Status.ProvisioningState == v1alpha1.ProvisioningStateSucceeded || everSucceeded(cluster) {
 		return 0
 	}

@@ -180,7 +180,7 @@ func TestApplyReport(t *testing.T) {
 			if tc.report != nil {
 				st = *tc.report
 			}
-			applyReport(cluster, st, tc.report != nil, "consumer-1")
+			applyReport(cluster, st, tc.report != nil, "consumer-1", render.Options{})
 			if cluster.Status.ProvisioningState != tc.wantState {
 				t.Errorf("provisioningState %s, want %s", cluster.Status.ProvisioningState, tc.wantState)
 			}
@@ -194,6 +194,12 @@ func TestApplyReport(t *testing.T) {
 			if tc.wantState == v1alpha1.ProvisioningStateSucceeded {
 				if cluster.Status.Version.Actual != "4.20.8" || cluster.Status.API.URL != "https://api.dev.example:6443" {
 					t.Errorf("version.actual %q api.url %q", cluster.Status.Version.Actual, cluster.Status.API.URL)
+				}
+				// ARM requires properties.platform.issuerUrl of every cluster; HyperShift reports neither it nor the console.
+				if cluster.Status.IssuerURL != "https://oidc.hcp.aro.example/5f0d2a8e-1111-4222-8333-944455556666" ||
+					!strings.HasPrefix(cluster.Status.Console.URL, "https://console-openshift-console.apps.") {
+					t.Errorf("issuerURL %q console.url %q, want the service's OIDC issuer of the cluster ID and the console's address",
+						cluster.Status.IssuerURL, cluster.Status.Console.URL)
 				}
 				if a := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionAvailable); a == nil || a.Status != metav1.ConditionTrue || a.Message != "as reported" {
 					t.Errorf("Available %+v", a)

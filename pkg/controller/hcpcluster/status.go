@@ -15,8 +15,8 @@ import (
 )
 
 // applyReport writes into cluster what the agent of consumer reported of its bundle (reported is false
-// while nothing came back yet).
-func applyReport(cluster *v1alpha1.HCPCluster, st source.BundleStatus, reported bool, consumer string) {
+// while nothing came back yet), with the addresses the service settings o give the cluster.
+func applyReport(cluster *v1alpha1.HCPCluster, st source.BundleStatus, reported bool, consumer string, o render.Options) {
 	delivered := bundle.Outcome(st, reported, cluster.Generation, consumer, "the cluster's manifests")
 	clusterstatus.SetCondition(cluster, v1alpha1.ConditionDelivered, delivered.Status, delivered.Reason, delivered.Message)
 	switch {
@@ -53,6 +53,14 @@ func applyReport(cluster *v1alpha1.HCPCluster, st source.BundleStatus, reported 
 				break
 			}
 		}
+	}
+	// HyperShift reports neither the console's address nor the OIDC issuer: both follow from the cluster
+	// ID and the service's settings, and ARM requires the issuer of every cluster.
+	if console, err := render.ConsoleURL(cluster, o); err == nil {
+		cluster.Status.Console.URL = console
+	}
+	if issuer, err := render.IssuerURL(cluster, o); err == nil {
+		cluster.Status.IssuerURL = issuer
 	}
 	if host := values[render.FeedbackAPIHost]; host != "" {
 		port := values[render.FeedbackAPIPort]
