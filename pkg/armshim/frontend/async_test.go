@@ -48,7 +48,7 @@ func setOperationState(t *testing.T, client *fake.Clientset, op *hcpv1alpha1.ARM
 	op.Status.Error = e
 	now := metav1.Now()
 	op.Status.EndTime = &now
-	if _, err := client.HcpV1alpha1().ARMOperations().Update(t.Context(), op, metav1.UpdateOptions{}); err != nil {
+	if _, err := client.HcpV1alpha1().ARMOperations().UpdateStatus(t.Context(), op, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

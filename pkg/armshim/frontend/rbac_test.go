@@ -1,0 +1,122 @@
+package frontend
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+)
+
+// TestClusterRole runs every kind of request through the shim and checks that the ClusterRole of
+// artifacts/arm-shim grants each call the shim made to hcp-apiserver, and grants nothing it did not use.
+func TestClusterRole(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "artifacts", "arm-shim", "rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.Unmarshal(raw, &role); err != nil {
+		t.Fatal(err)
+	}
+	if role.Name != "hcp-arm-shim" {
+		t.Errorf("ClusterRole %q, want hcp-arm-shim", role.Name)
+	}
+
+	c := storedCluster("Succeeded", false)
+	f, client := newTestFrontend(t, c)
+	q := "?api-version=" + testAPI
+	steps := []struct{ method, target, body string }{
+		{"PUT", "/subscriptions/" + testSub + "?api-version=2.0", `{"state":"Registered","properties":{"tenantId":"` + testTenant + `"}}`},
+		{"PUT", "/subscriptions/" + testSub + "?api-version=2.0", `{"state":"Registered","properties":{"tenantId":"` + testTenant + `"}}`},
+		{"GET", "/subscriptions/" + testSub + "?api-version=2.0", ""},
+		{"GET", testCluster + q, ""},
+		{"PUT", testCluster + q, minimalClusterBody},
+		{"PATCH", testCluster + q, `{"tags":{"a":"b"}}`},
+		{"GET", "/subscriptions/" + testSub + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters" + q, ""},
+		{"GET", testRGPath + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters" + q, ""},
+		{"PUT", testNodePool + q, minimalNodePoolBody},
+		{"PUT", testNodePool + q, minimalNodePoolBody},
+		{"GET", testCluster + "/nodePools" + q, ""},
+		{"POST", testCluster + "/requestadmincredential?api-version=2026-06-30-preview", ""},
+		{"POST", testCluster + "/revokecredentials" + q, ""},
+		{"POST", testRGPath + "/providers/Microsoft.RedHatOpenShift/deployments/d/preflight" + q,
+			`{"resources":[{"type":"Microsoft.RedHatOpenShift/hcpOpenShiftClusters","name":"other","apiVersion":"` + testAPI + `","location":"eastus","properties":{"version":{"id":"4.20"},"platform":{}}}]}`},
+	}
+	for _, s := range steps {
+		if rec := call(f, s.method, s.target, s.body); rec.Code >= 300 {
+			t.Fatalf("%s %s: %d %s", s.method, s.target, rec.Code, rec.Body)
+		}
+	}
+	// A replace of a busy cluster lists the subscription's operations, to tell ARM's retry from a conflict.
+	busy := storedCluster("Updating", false)
+	f2, client2 := newTestFrontend(t, busy, subscription(hcpv1alpha1.ARMSubscriptionRegistered))
+	if rec := call(f2, "PUT", testCluster+q, minimalClusterBody); rec.Code != 200 {
+		t.Fatalf("replace of a busy cluster: %d %s", rec.Code, rec.Body)
+	}
+	// And a result reads its operation and its resource.
+	ops, err := client.HcpV1alpha1().ARMOperations().List(t.Context(), metav1.ListOptions{})
+	if err != nil || len(ops.Items) == 0 {
+		t.Fatalf("operations: %v %v", ops, err)
+	}
+	for _, op := range ops.Items {
+		if op.Spec.Request == hcpv1alpha1.ARMOperationCreate {
+			setOperationState(t, client, &op, hcpv1alpha1.ARMOperationSucceeded, nil)
+			path := "/subscriptions/" + testSub + "/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperationResults/" + op.Name + q
+			if rec := call(f, "GET", path, ""); rec.Code != 201 {
+				t.Fatalf("result: %d %s", rec.Code, rec.Body)
+			}
+		}
+	}
+	for _, target := range []string{testNodePool, testCluster} {
+		if rec := call(f, "DELETE", target+q, ""); rec.Code != 202 {
+			t.Fatalf("DELETE %s: %d %s", target, rec.Code, rec.Body)
+		}
+	}
+
+	type call struct{ verb, resource string }
+	// The result of a credential request reads the credential and its kubeconfig (the latter through
+	// the REST client, which the fake clientset cannot serve); the test against the real server runs it.
+	used := map[call]bool{{"get", "breakglasscredentials"}: true, {"get", "breakglasscredentials/kubeconfig"}: true}
+	for _, a := range append(client.Actions(), client2.Actions()...) {
+		resource := a.GetResource().Resource
+		if sub := a.GetSubresource(); sub != "" {
+			resource += "/" + sub
+		}
+		if a.GetResource().Group != hcpv1alpha1.SchemeGroupVersion.Group {
+			t.Errorf("a call outside the API group: %s %v", a.GetVerb(), a.GetResource())
+			continue
+		}
+		if a.GetVerb() == "update" && strings.HasSuffix(resource, "/status") {
+			continue // the test's own status writes
+		}
+		used[call{a.GetVerb(), resource}] = true
+	}
+	granted := map[call]bool{}
+	for _, rule := range role.Rules {
+		if !slices.Equal(rule.APIGroups, []string{hcpv1alpha1.SchemeGroupVersion.Group}) {
+			t.Errorf("rule %+v is not for %s only", rule, hcpv1alpha1.SchemeGroupVersion.Group)
+		}
+		for _, r := range rule.Resources {
+			for _, v := range rule.Verbs {
+				granted[call{v, r}] = true
+			}
+		}
+	}
+	for c := range used {
+		if !granted[c] {
+			t.Errorf("the shim calls %s %s, which the ClusterRole does not grant", c.verb, c.resource)
+		}
+	}
+	for c := range granted {
+		if !used[c] {
+			t.Errorf("the ClusterRole grants %s %s, which the shim never calls", c.verb, c.resource)
+		}
+	}
+}
