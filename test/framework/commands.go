@@ -29,37 +29,46 @@ var (
 // test binary into _output/test-bin/ and returns its path, so tests run what users run.
 func Command(t testing.TB, name string) string {
 	t.Helper()
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	if path, ok := built[name]; ok {
-		return path
-	}
-	root, err := RepoRoot()
+	path, err := Build(name)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+// Build is Command for programs that are not tests, such as the benchmark in test/bench.
+func Build(name string) (string, error) {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if path, ok := built[name]; ok {
+		return path, nil
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
 	dir := filepath.Join(root, "_output", "test-bin")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	// Test packages run in parallel: build under a private name, then rename into place.
 	tmp, err := os.CreateTemp(dir, name+".*.tmp")
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	tmp.Close()
 	build := exec.Command("go", "build", "-o", tmp.Name(), "./cmd/"+name)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		os.Remove(tmp.Name())
-		t.Fatalf("building %s: %v\n%s", name, err, out)
+		return "", fmt.Errorf("building %s: %v\n%s", name, err, out)
 	}
 	path := filepath.Join(dir, name)
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	built[name] = path
-	return path
+	return path, nil
 }
 
 // HCPAPIServerProcess is the hcp-apiserver binary running standalone on its embedded etcd.
