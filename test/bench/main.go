@@ -1,7 +1,8 @@
 // Command bench measures hcp-apiserver next to its limit, the etcd it stores in, in the same
 // run: creates/s, gets/s and list latency of HCPClusters through the typed clientset on the
 // in-process server, and raw etcd puts/s, gets/s and range latency with the same key and value
-// sizes and the same concurrency. It prints figures, it asserts nothing; see README.md.
+// sizes and the same concurrency; and PUTs/s of clusters through arm-shim beside creates/s on the API.
+// It prints figures, it asserts nothing; see README.md.
 package main
 
 import (
@@ -40,10 +41,12 @@ type options struct {
 	contentType string
 	lists       int
 	dataDir     string
+	// armClusters is how many clusters the ARM row PUTs through arm-shim, and creates on the API; 0: no ARM row.
+	armClusters int
 }
 
 func defaultOptions() options {
-	return options{objects: []int{1000, 10000}, clients: 16, contentType: "protobuf", lists: 10}
+	return options{objects: []int{1000, 10000}, clients: 16, contentType: "protobuf", lists: 10, armClusters: 500}
 }
 
 func (o *options) addFlags(fs *flag.FlagSet) {
@@ -51,12 +54,13 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.clients, "clients", o.clients, "concurrent clients for creates, gets, raw puts and raw gets")
 	fs.StringVar(&o.contentType, "content-type", o.contentType, "wire format of the typed clientset: protobuf or json")
 	fs.IntVar(&o.lists, "lists", o.lists, "lists (and raw etcd ranges) per round, one after another")
+	fs.IntVar(&o.armClusters, "arm-clusters", o.armClusters, "clusters PUT through arm-shim, and created on the API beside them, after the rounds (0: no ARM row)")
 	fs.StringVar(&o.dataDir, "data-dir", o.dataDir, "folder for etcd's data and the server's certificates (default: a temporary folder, removed afterwards)")
 }
 
 func (o options) validate() error {
-	if len(o.objects) == 0 || o.clients < 1 || o.lists < 1 {
-		return fmt.Errorf("need -objects, and -clients and -lists of at least 1")
+	if len(o.objects) == 0 || o.clients < 1 || o.lists < 1 || o.armClusters < 0 {
+		return fmt.Errorf("need -objects, -clients and -lists of at least 1, and -arm-clusters of at least 0")
 	}
 	if _, ok := contentTypes[o.contentType]; !ok {
 		return fmt.Errorf("-content-type must be protobuf or json, not %q", o.contentType)
@@ -76,17 +80,31 @@ func main() {
 	}
 }
 
-// run starts one embedded etcd and the server on it, measures every round and prints the
-// table to out; progress goes to progress. It returns the rows it printed.
-func run(ctx context.Context, o options, out, progress io.Writer) ([]row, error) {
+// result is what run printed.
+type result struct {
+	rows []row
+	// arm is nil without -arm-clusters.
+	arm *armRow
+}
+
+// run starts one embedded etcd and the server on it, measures every round, then the ARM row with
+// arm-shim in front of the server, and prints the tables to out; progress goes to progress.
+func run(ctx context.Context, o options, out, progress io.Writer) (result, error) {
+	var res result
 	if err := o.validate(); err != nil {
-		return nil, err
+		return res, err
+	}
+	if o.armClusters > 0 {
+		// Compiled first, so that the build competes with nothing measured.
+		if _, err := framework.Build("arm-shim"); err != nil {
+			return res, err
+		}
 	}
 	dataDir := o.dataDir
 	if dataDir == "" {
 		tmp, err := os.MkdirTemp("", "hcp-bench-")
 		if err != nil {
-			return nil, err
+			return res, err
 		}
 		defer os.RemoveAll(tmp)
 		dataDir = tmp
@@ -95,42 +113,63 @@ func run(ctx context.Context, o options, out, progress io.Writer) ([]row, error)
 	// The server and the raw client talk to the same etcd, so the two sides differ only by the API server.
 	etcd, err := embeddedetcd.Start(ctx, filepath.Join(dataDir, "etcd"))
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	defer etcd.Close()
 	server, err := framework.StartInProcessServer(ctx, filepath.Join(dataDir, "server"),
 		framework.InProcessOptions{Args: []string{"--etcd-servers=" + etcd.ClientURL}})
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	defer server.Stop()
 
 	client, err := apiClient(server.Config, contentTypes[o.contentType])
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	raw, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.ClientURL}, DialTimeout: 10 * time.Second})
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	defer raw.Close()
 
 	b := &bench{api: client, etcd: raw, clients: o.clients, lists: o.lists, progress: progress}
 	if err := b.warmUp(ctx); err != nil {
-		return nil, err
+		return res, err
 	}
-	var rows []row
 	var sizes []string
 	for _, n := range o.objects {
 		r, err := b.round(ctx, n)
 		if err != nil {
-			return nil, fmt.Errorf("round of %d objects: %w", n, err)
+			return res, fmt.Errorf("round of %d objects: %w", n, err)
 		}
-		rows = append(rows, r.rows...)
+		res.rows = append(res.rows, r.rows...)
 		sizes = append(sizes, fmt.Sprintf("%d objects: key %d B, value %d B", n, r.keySize, r.valueSize))
 	}
-	printReport(out, o, sizes, rows)
-	return rows, nil
+	printReport(out, o, sizes, res.rows)
+	if o.armClusters == 0 {
+		return res, nil
+	}
+
+	shim, err := startARMShim(ctx, filepath.Join(dataDir, "arm-shim"), server.Kubeconfig, o.clients)
+	if err != nil {
+		return res, err
+	}
+	defer shim.stop()
+	if err := shim.registerSubscription(ctx); err != nil {
+		return res, err
+	}
+	// As the rounds' warm-up: connections, and the shim's and the server's first calls, are not measured.
+	if _, err := b.armRound(ctx, shim, 2*o.clients); err != nil {
+		return res, fmt.Errorf("ARM warm-up: %w", err)
+	}
+	arm, err := b.armRound(ctx, shim, o.armClusters)
+	if err != nil {
+		return res, fmt.Errorf("ARM row: %w", err)
+	}
+	res.arm = &arm
+	printARMReport(out, o, arm)
+	return res, nil
 }
 
 // apiClient is a clientset in the given wire format with client-side rate limiting off,

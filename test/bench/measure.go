@@ -147,3 +147,20 @@ func readServerMetrics() serverCounters {
 	}
 	return m
 }
+
+// etcdRequests is how many requests the server has sent etcd so far, for every resource.
+func etcdRequests() float64 {
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		return 0
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() == "etcd_requests_total" {
+			for _, metric := range f.GetMetric() {
+				n += metric.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
+}
