@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/retry"
@@ -235,6 +236,19 @@ func TestAgainstHCPAPIServer(t *testing.T) {
 			t.Errorf("credentials %v %v", creds, err)
 		}
 		t.Run("credential result", func(t *testing.T) { credentialResult(t, f, s, clusterPath("Alpha"), ns) })
+		t.Run("revoke", func(t *testing.T) {
+			rec := call(f, "POST", clusterPath("Alpha")+"/revokeCredentials"+q, "")
+			if rec.Code != 202 || rec.Header().Get("Location") == "" {
+				t.Fatalf("revokecredentials: %d %s", rec.Code, rec.Body)
+			}
+			c, err := s.Client.HcpV1alpha1().HCPClusters(ns).Get(ctx, "alpha", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if meta.FindStatusCondition(c.Status.Conditions, hcpv1alpha1.ConditionRevokingCredentials) == nil {
+				t.Errorf("the cluster reports no revocation: %+v", c.Status.Conditions)
+			}
+		})
 		rec = call(f, "DELETE", clusterPath("Alpha")+q, "")
 		if rec.Code != 202 {
 			t.Fatalf("DELETE: %d %s", rec.Code, rec.Body)
