@@ -250,7 +250,7 @@ func TestProvisioningStateConflicts(t *testing.T) {
 			method: "PUT", target: testNodePool, body: minimalNodePoolBody, status: 201},
 		{name: "credential while provisioning", objs: []runtime.Object{storedCluster("Provisioning", false)},
 			method: "POST", target: testCluster + "/requestadmincredential", body: `{}`, status: 409,
-			message: `Cannot request credential resource while resource is "provisioning"`},
+			message: `Cannot request credential while resource is "provisioning"`},
 		{name: "revoke while updating", objs: []runtime.Object{storedCluster("Updating", false)},
 			method: "POST", target: testCluster + "/revokecredentials", status: 409},
 	}

@@ -64,7 +64,7 @@ func (f *Frontend) credentialCluster(req *request, action string) (*armResource,
 // requestAdminCredential asks for a break-glass credential: with the caller's certificate request
 // from 2026-09-01-preview on, and before that with a key the server makes.
 func (f *Frontend) requestAdminCredential(req *request) error {
-	res, cluster, err := f.credentialCluster(req, "request credential")
+	res, cluster, err := f.credentialCluster(req, actionRequestCredential)
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (f *Frontend) writeCredential(req *request, namespace, name string) error {
 
 // revokeCredentials revokes every break-glass credential of a cluster issued so far.
 func (f *Frontend) revokeCredentials(req *request) error {
-	res, cluster, err := f.credentialCluster(req, "revoke credentials")
+	res, cluster, err := f.credentialCluster(req, actionRevokeCredentials)
 	if err != nil {
 		return err
 	}

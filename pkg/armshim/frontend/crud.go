@@ -97,7 +97,7 @@ func putOnce[T any](f *Frontend, k *kind[T], req *request) error {
 // operation was never recorded: that is ARM retrying a PUT the shim answered with a 500.
 func allowReplace[T any](f *Frontend, k *kind[T], req *request, existing T) error {
 	meta := k.meta(existing)
-	busy := provisioningConflict("update", k.state(existing), meta.GetDeletionTimestamp() != nil)
+	busy := provisioningConflict(actionUpdate, k.state(existing), meta.GetDeletionTimestamp() != nil)
 	if busy == nil || meta.GetDeletionTimestamp() != nil {
 		return busy
 	}
@@ -150,7 +150,7 @@ func patchOnce[T any](f *Frontend, k *kind[T], req *request) error {
 		return res.notFound()
 	}
 	meta := k.meta(existing)
-	if err := provisioningConflict("update", k.state(existing), meta.GetDeletionTimestamp() != nil); err != nil {
+	if err := provisioningConflict(actionUpdate, k.state(existing), meta.GetDeletionTimestamp() != nil); err != nil {
 		return err
 	}
 	if k.parentAllows != nil {
@@ -255,7 +255,7 @@ func deleteResource[T any](f *Frontend, k *kind[T], req *request) error {
 	}
 	meta := k.meta(existing)
 	uid := meta.GetUID()
-	if busy := provisioningConflict("delete", k.state(existing), meta.GetDeletionTimestamp() != nil); busy != nil {
+	if busy := provisioningConflict(actionDelete, k.state(existing), meta.GetDeletionTimestamp() != nil); busy != nil {
 		// Already being deleted: by an earlier DELETE, unless that one's operation was never recorded
 		// and this is ARM retrying it.
 		recorded, err := f.operationRecorded(req, meta, hcpv1alpha1.ARMOperationDelete)

@@ -98,19 +98,28 @@ func conflict(format string, args ...any) *CloudError {
 	return newCloudError(http.StatusConflict, CodeConflict, "", format, args...)
 }
 
-// provisioningConflict is the frontend's 409 for an action on a resource that is busy.
+// The actions a busy resource refuses, worded as the frontend's 409s word them.
+const (
+	actionUpdate            = "update resource"
+	actionDelete            = "delete resource"
+	actionRequestCredential = "request credential"
+	actionRevokeCredentials = "revoke credentials"
+)
+
+// provisioningConflict is the frontend's 409 for an action on a resource that is busy: a delete only
+// while it is already being deleted, anything else while any operation runs.
 func provisioningConflict(action string, state hcpv1alpha1.ProvisioningState, deleting bool) error {
 	if deleting {
 		state = hcpv1alpha1.ProvisioningStateDeleting
 	}
-	if action == "delete" {
+	if action == actionDelete {
 		if state == hcpv1alpha1.ProvisioningStateDeleting {
-			return conflict("Cannot delete resource while resource is %q", strings.ToLower(string(state)))
+			return conflict("Cannot %s while resource is %q", action, strings.ToLower(string(state)))
 		}
 		return nil
 	}
 	if deleting || !isTerminal(state) {
-		return conflict("Cannot %s resource while resource is %q", action, strings.ToLower(string(state)))
+		return conflict("Cannot %s while resource is %q", action, strings.ToLower(string(state)))
 	}
 	return nil
 }
