@@ -46,7 +46,7 @@ type admittedKind struct {
 }
 
 var admittedKinds = []admittedKind{
-	{"hcpclusters", func() runtime.Object { return &hcp.HCPCluster{} }, hcpcluster.NewStrategy(apiserver.Scheme, nil)},
+	{"hcpclusters", func() runtime.Object { return &hcp.HCPCluster{} }, hcpcluster.NewStrategy(apiserver.Scheme, nil, nil)},
 	{"nodepools", func() runtime.Object { return &hcp.NodePool{} }, nodepool.NewStrategy(apiserver.Scheme)},
 	{"breakglasscredentials", func() runtime.Object { return &hcp.BreakglassCredential{} }, breakglasscredential.NewStrategy(apiserver.Scheme)},
 	{"managementclusters", func() runtime.Object { return &hcp.ManagementCluster{} }, managementcluster.NewStrategy(apiserver.Scheme)},

@@ -31,6 +31,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/hcpcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/managementcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/nodepool"
+	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
@@ -71,6 +72,9 @@ type StorageRules struct {
 	MaxBreakglassCredentialsPerCluster int
 	// Catalog resolves the versions of clusters as they are stored.
 	Catalog *versioncatalog.Catalog
+	// Service holds the service's settings that a new cluster's addresses follow from; nil stores
+	// clusters without addresses until their controller writes them.
+	Service *render.Options
 }
 
 // CompletedConfig is a Config with every default filled in.
@@ -165,7 +169,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, rules StorageRules) (map[s
 			return nil
 		}
 	}
-	if err := add("hcpclusters")(hcpcluster.NewREST(Scheme, optsGetter, rules.Claims, rules.Catalog)); err != nil {
+	if err := add("hcpclusters")(hcpcluster.NewREST(Scheme, optsGetter, rules.Claims, rules.Catalog, rules.Service)); err != nil {
 		return nil, err
 	}
 	// Node pools read their cluster as stored, to keep the last pool of a running cluster.

@@ -91,30 +91,50 @@ func ClusterBundle(in ClusterInput, o Options) (*protocol.ManifestBundle, error)
 	)
 }
 
+// Addresses are where a cluster's API, console and OIDC issuer are. HyperShift reports only the API, late;
+// all three follow from the cluster ID and the service's settings, so the service knows them as soon as it
+// accepts the cluster, as ARM expects (it requires api.url and platform.issuerUrl of every cluster).
+type Addresses struct {
+	API, Console, Issuer string
+}
+
+// AddressesOf returns the addresses of the cluster with ID clusterID, in location, whose HostedCluster is
+// named hostedClusterName (HostedClusterName).
+func AddressesOf(clusterID, hostedClusterName, location string, o Options) (Addresses, error) {
+	o, err := o.complete()
+	if err != nil {
+		return Addresses{}, err
+	}
+	if clusterID == "" {
+		return Addresses{}, fmt.Errorf("the cluster has no ID yet")
+	}
+	domain := hostedClusterName + "." + hash(clusterID) + "." + location + "." + o.DNSZone
+	return Addresses{
+		API:     "https://api." + domain + ":443",
+		Console: "https://console-openshift-console.apps." + domain,
+		Issuer:  issuerURL(clusterID, o),
+	}, nil
+}
+
+// issuerURL is the OIDC issuer of a cluster's service account tokens, which the workload identities of
+// its Azure operators are federated with.
+func issuerURL(clusterID string, o Options) string {
+	return strings.TrimSuffix(o.OIDCIssuerBaseURL, "/") + "/" + clusterID
+}
+
+// ClusterAddresses returns the addresses of c.
+func ClusterAddresses(c *v1alpha1.HCPCluster, o Options) (Addresses, error) {
+	if errs := checkClusterID(o.Environment, c); len(errs) > 0 {
+		return Addresses{}, errs.ToAggregate()
+	}
+	return AddressesOf(c.Status.ClusterID, HostedClusterName(c), c.Spec.Location, o)
+}
+
 // ConsoleURL is the address of a cluster's web console: HyperShift does not report it, but it
 // follows from the cluster's domain.
 func ConsoleURL(c *v1alpha1.HCPCluster, o Options) (string, error) {
-	o, err := o.complete()
-	if err != nil {
-		return "", err
-	}
-	if errs := checkClusterID(o.Environment, c); len(errs) > 0 {
-		return "", errs.ToAggregate()
-	}
-	return "https://console-openshift-console.apps." + clusterDomain(c, o), nil
-}
-
-// IssuerURL is the OIDC issuer of a cluster's service account tokens, which workload identities of the
-// cluster's Azure operators are federated with: <OIDCIssuerBaseURL>/<cluster ID>.
-func IssuerURL(c *v1alpha1.HCPCluster, o Options) (string, error) {
-	o, err := o.complete()
-	if err != nil {
-		return "", err
-	}
-	if errs := checkClusterID(o.Environment, c); len(errs) > 0 {
-		return "", errs.ToAggregate()
-	}
-	return strings.TrimSuffix(o.OIDCIssuerBaseURL, "/") + "/" + c.Status.ClusterID, nil
+	a, err := ClusterAddresses(c, o)
+	return a.Console, err
 }
 
 // baseDomain is the DNS domain a cluster's domain is made in. Names of hosted clusters repeat
@@ -194,7 +214,7 @@ func hostedCluster(c *v1alpha1.HCPCluster, releaseImage string, o Options) (*hyp
 			SecretEncryption:    encryption,
 			FIPS:                spec.CryptoRestrictions == "FIPS",
 			ImageContentSources: imageContentSources(spec.ImageDigestMirrors),
-			IssuerURL:           strings.TrimSuffix(o.OIDCIssuerBaseURL, "/") + "/" + c.Status.ClusterID,
+			IssuerURL:           issuerURL(c.Status.ClusterID, o),
 		},
 	}
 	if t := spec.Autoscaling.MaxNodeProvisionTimeSeconds; t != nil {

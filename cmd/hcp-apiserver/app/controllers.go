@@ -103,6 +103,11 @@ func protobuf(loopback *rest.Config) *rest.Config {
 
 // start runs the cluster controllers on the server's loopback client until ctx ends, with
 // informers of their own, which end with them. src is nil when Maestro is off.
+// serviceOptions are the service's settings that rendering and a new cluster's addresses follow from.
+func (o *ControllerOptions) serviceOptions() render.Options {
+	return render.Options{Environment: o.Environment}
+}
+
 func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, catalog *versioncatalog.Catalog, src *source.Source) error {
 	client, err := versioned.NewForConfig(protobuf(loopback))
 	if err != nil {
@@ -116,7 +121,7 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, ca
 		publisher, agents = src, src
 		connected = func(consumer string) bool { return src.Consumer(consumer).Connected }
 	}
-	renderOptions := render.Options{Environment: o.Environment}
+	renderOptions := o.serviceOptions()
 	if o.PullSecretFile != "" {
 		if renderOptions.PullSecret, err = os.ReadFile(o.PullSecretFile); err != nil {
 			return fmt.Errorf("--pull-secret-file: %w", err)

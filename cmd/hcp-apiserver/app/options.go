@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"k8s.io/utils/ptr"
 	"net"
 	"os"
 	"path/filepath"
@@ -311,6 +312,7 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 			Claims:                             claims.New(etcdClient),
 			MaxBreakglassCredentialsPerCluster: o.MaxBreakglassCredentialsPerCluster,
 			Catalog:                            catalog,
+			Service:                            ptr.To(o.Controllers.serviceOptions()),
 		},
 	}, nil
 }

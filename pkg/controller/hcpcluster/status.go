@@ -54,13 +54,10 @@ func applyReport(cluster *v1alpha1.HCPCluster, st source.BundleStatus, reported 
 			}
 		}
 	}
-	// HyperShift reports neither the console's address nor the OIDC issuer: both follow from the cluster
-	// ID and the service's settings, and ARM requires the issuer of every cluster.
-	if console, err := render.ConsoleURL(cluster, o); err == nil {
-		cluster.Status.Console.URL = console
-	}
-	if issuer, err := render.IssuerURL(cluster, o); err == nil {
-		cluster.Status.IssuerURL = issuer
+	// HyperShift reports neither the console's address nor the OIDC issuer (clusters accepted before the
+	// registry wrote them get them here).
+	if a, err := render.ClusterAddresses(cluster, o); err == nil {
+		cluster.Status.Console.URL, cluster.Status.IssuerURL = a.Console, a.Issuer
 	}
 	if host := values[render.FeedbackAPIHost]; host != "" {
 		port := values[render.FeedbackAPIPort]

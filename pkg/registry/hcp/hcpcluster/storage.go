@@ -10,14 +10,15 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
+	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
 // NewREST returns the storage of hcpclusters and hcpclusters/status. Clusters claim their
 // infrastructure in c, so that no two clusters use the same subnet, network security group or
 // managed resource group, and have their version resolved in catalog as they are stored.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store, catalog *versioncatalog.Catalog) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
-	return newREST(NewStrategy(scheme, catalog), optsGetter, c)
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store, catalog *versioncatalog.Catalog, service *render.Options) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+	return newREST(NewStrategy(scheme, catalog, service), optsGetter, c)
 }
 
 // newREST leaves out the claims when c is nil, for tests of the store alone.

@@ -15,6 +15,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/validation"
 	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
+	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
@@ -43,23 +44,43 @@ var kind = hcpregistry.Kind[*hcp.HCPCluster]{
 
 // NewStrategy returns the strategy for creating and updating HCPClusters. With a catalog, a new cluster,
 // and one whose spec.version changes, is stored with its version resolved: the catalog is in memory, so
-// the write that creates the cluster says what it runs, and no second write has to.
-func NewStrategy(typer runtime.ObjectTyper, catalog *versioncatalog.Catalog) hcpregistry.Strategy[*hcp.HCPCluster] {
-	if catalog == nil {
-		return hcpregistry.NewStrategy(typer, kind)
-	}
-	resolving := kind
-	resolving.Created = func(obj *hcp.HCPCluster) {
+// the write that creates the cluster says what it runs, and no second write has to. With the service's
+// settings, a new cluster is stored with its addresses (API, console, OIDC issuer), which follow from its
+// ID: ARM shows them from the first answer on.
+func NewStrategy(typer runtime.ObjectTyper, catalog *versioncatalog.Catalog, service *render.Options) hcpregistry.Strategy[*hcp.HCPCluster] {
+	k := kind
+	k.Created = func(obj *hcp.HCPCluster) {
 		kind.Created(obj)
-		resolveVersion(obj, catalog)
-	}
-	resolving.SpecUpdated = func(obj, old *hcp.HCPCluster) {
-		kind.SpecUpdated(obj, old)
-		if obj.Spec.Version != old.Spec.Version {
+		if catalog != nil {
 			resolveVersion(obj, catalog)
 		}
+		if service != nil {
+			setAddresses(obj, *service)
+		}
 	}
-	return hcpregistry.NewStrategy(typer, resolving)
+	if catalog != nil {
+		k.SpecUpdated = func(obj, old *hcp.HCPCluster) {
+			kind.SpecUpdated(obj, old)
+			if obj.Spec.Version != old.Spec.Version {
+				resolveVersion(obj, catalog)
+			}
+		}
+	}
+	return hcpregistry.NewStrategy(typer, k)
+}
+
+// setAddresses writes the addresses of a new cluster; HyperShift's report of the API's address, the same,
+// comes later.
+func setAddresses(obj *hcp.HCPCluster, service render.Options) {
+	name := obj.Spec.DNS.BaseDomainPrefix
+	if name == "" {
+		name = obj.Name
+	}
+	a, err := render.AddressesOf(obj.Status.ClusterID, name, obj.Spec.Location, service)
+	if err != nil {
+		return // the server checked its settings at start; a cluster without addresses gets them from its controller
+	}
+	obj.Status.API.URL, obj.Status.Console.URL, obj.Status.IssuerURL = a.API, a.Console, a.Issuer
 }
 
 // resolveVersion sets status.version.desired and VersionResolved, as the version controller does.

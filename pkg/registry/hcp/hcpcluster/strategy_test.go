@@ -3,6 +3,7 @@ package hcpcluster
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/registrytest"
+	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
@@ -18,7 +20,7 @@ func TestCreateAcceptsAndStartsGeneration(t *testing.T) {
 	c := validCluster(t)
 	c.Status.ProvisioningState = hcp.ProvisioningStateSucceeded
 	c.Status.ManagementCluster = "mc-1"
-	NewStrategy(registrytest.Scheme, nil).PrepareForCreate(context.Background(), c)
+	NewStrategy(registrytest.Scheme, nil, nil).PrepareForCreate(context.Background(), c)
 	if c.Status.ProvisioningState != hcp.ProvisioningStateAccepted || c.Status.ManagementCluster != "" || c.Generation != 1 {
 		t.Errorf("after create: status %+v generation %d, want only Accepted and a cluster ID, and generation 1", c.Status, c.Generation)
 	}
@@ -29,14 +31,30 @@ func TestCreateAcceptsAndStartsGeneration(t *testing.T) {
 		t.Errorf("finalizers %v, want %s", c.Finalizers, hcp.DeliveryFinalizer)
 	}
 	other := validCluster(t)
-	NewStrategy(registrytest.Scheme, nil).PrepareForCreate(context.Background(), other)
+	NewStrategy(registrytest.Scheme, nil, nil).PrepareForCreate(context.Background(), other)
 	if other.Status.ClusterID == c.Status.ClusterID {
 		t.Error("two clusters got the same cluster ID")
 	}
 }
 
+// With the service's settings, a new cluster is stored with its addresses: ARM answers a create with them.
+func TestCreateWritesTheAddresses(t *testing.T) {
+	c := validCluster(t)
+	NewStrategy(registrytest.Scheme, nil, &render.Options{}).PrepareForCreate(context.Background(), c)
+	prefix := c.Spec.DNS.BaseDomainPrefix
+	if !strings.HasPrefix(c.Status.API.URL, "https://api."+prefix+".") || !strings.HasSuffix(c.Status.API.URL, "."+c.Spec.Location+".hcp.aro.example:443") {
+		t.Errorf("status.api.url %q, want https://api.%s.<shard>.%s.hcp.aro.example:443", c.Status.API.URL, prefix, c.Spec.Location)
+	}
+	if want := "https://oidc.hcp.aro.example/" + c.Status.ClusterID; c.Status.IssuerURL != want {
+		t.Errorf("status.issuerURL %q, want %q", c.Status.IssuerURL, want)
+	}
+	if !strings.HasPrefix(c.Status.Console.URL, "https://console-openshift-console.apps."+prefix+".") {
+		t.Errorf("status.console.url %q", c.Status.Console.URL)
+	}
+}
+
 func TestSpecChangeOfAProvisionedClusterIsAnUpdate(t *testing.T) {
-	s := NewStrategy(registrytest.Scheme, nil)
+	s := NewStrategy(registrytest.Scheme, nil, nil)
 	for before, want := range map[hcp.ProvisioningState]hcp.ProvisioningState{
 		hcp.ProvisioningStateSucceeded:    hcp.ProvisioningStateUpdating,
 		hcp.ProvisioningStateFailed:       hcp.ProvisioningStateUpdating,
@@ -58,7 +76,7 @@ func TestSpecChangeOfAProvisionedClusterIsAnUpdate(t *testing.T) {
 func TestDeleteMarksDeleting(t *testing.T) {
 	c := validCluster(t)
 	c.Status.ProvisioningState = hcp.ProvisioningStateSucceeded
-	if graceful := NewStrategy(registrytest.Scheme, nil).CheckGracefulDelete(context.Background(), c, &metav1.DeleteOptions{}); graceful {
+	if graceful := NewStrategy(registrytest.Scheme, nil, nil).CheckGracefulDelete(context.Background(), c, &metav1.DeleteOptions{}); graceful {
 		t.Error("a delete asked for a grace period")
 	}
 	if c.Status.ProvisioningState != hcp.ProvisioningStateDeleting {
@@ -67,7 +85,7 @@ func TestDeleteMarksDeleting(t *testing.T) {
 }
 
 func TestGenerationCountsSpecChangesOnly(t *testing.T) {
-	s := NewStrategy(registrytest.Scheme, nil)
+	s := NewStrategy(registrytest.Scheme, nil, nil)
 	old := validCluster(t)
 	old.Generation = 4
 	old.Status.ProvisioningState = hcp.ProvisioningStateSucceeded
@@ -96,7 +114,7 @@ func TestStatusUpdateKeepsSpec(t *testing.T) {
 	updated := old.DeepCopy()
 	updated.Spec.Version.ID = "4.21"
 	updated.Status.ProvisioningState = hcp.ProvisioningStateProvisioning
-	NewStatusStrategy(NewStrategy(registrytest.Scheme, nil)).PrepareForUpdate(context.Background(), updated, old)
+	NewStatusStrategy(NewStrategy(registrytest.Scheme, nil, nil)).PrepareForUpdate(context.Background(), updated, old)
 	if updated.Spec.Version.ID != "4.20" {
 		t.Errorf("a status update changed spec.version.id to %q", updated.Spec.Version.ID)
 	}
@@ -124,7 +142,7 @@ func TestSelectableFields(t *testing.T) {
 // has to follow the create.
 func TestCreateAndVersionChangeResolveTheVersion(t *testing.T) {
 	catalog := versioncatalog.Default()
-	s := NewStrategy(registrytest.Scheme, catalog)
+	s := NewStrategy(registrytest.Scheme, catalog, nil)
 	c := validCluster(t)
 	s.PrepareForCreate(context.Background(), c)
 	want := catalog.ResolveCluster(c.Spec.Version.ChannelGroup, c.Spec.Version.ID, "")
