@@ -348,6 +348,11 @@ func credentialResult(t *testing.T, f *Frontend, s *framework.InProcessServer, c
 		strings.Contains(got.Kubeconfig, "client-key-data") {
 		t.Errorf("kubeconfig of a CSR credential:\n%s", got.Kubeconfig)
 	}
+	if _, err := armschema.Find(); err == nil {
+		if err := armschema.Validate(t, testAPI, "HcpOpenShiftClusterAdminCredential", rec.Body.Bytes()); err != nil {
+			t.Errorf("the credential is not a HcpOpenShiftClusterAdminCredential: %v", err)
+		}
+	}
 	if got.ExpirationTimestamp != expires.UTC().Format(time.RFC3339) {
 		t.Errorf("expirationTimestamp %q, want %s", got.ExpirationTimestamp, expires.UTC().Format(time.RFC3339))
 	}
