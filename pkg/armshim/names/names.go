@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+
+	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 )
 
 // The ARM resource types served, as the OpenAPI documents spell them.
@@ -36,7 +38,8 @@ const (
 // LabelSubscription is on every HCPCluster, NodePool, BreakglassCredential and ARMOperation the ARM
 // shim creates: the lowercased subscription ID, so that a subscription's resources are one
 // label-selected list across all namespaces.
-const LabelSubscription = "hcp.aro.azure.com/arm-subscription"
+// The API's controllers select on the same label, so it is the API's constant.
+const LabelSubscription = hcpv1alpha1.ARMSubscriptionLabel
 
 // SubscriptionLabels returns the labels that put an object in subscriptionID's lists.
 func SubscriptionLabels(subscriptionID string) map[string]string {
