@@ -127,23 +127,38 @@ func rewriteRefs(node any, common bool) any {
 	return node
 }
 
+var (
+	validatorsMu sync.Mutex
+	validators   = map[string]*validate.SchemaValidator{}
+)
+
 // Validate validates a JSON body against a definition of an api-version's document, e.g.
 // "HcpOpenShiftCluster", "NodePoolListResult" or, for ARM's common types, "common.ErrorResponse".
+// A definition's expanded schema and its validator are made once: expanding and cloning the schema
+// costs far more than validating a body, and end-to-end tests validate every response.
 func Validate(t testing.TB, apiVersion, definition string, body []byte) error {
 	t.Helper()
-	doc := Document(t, apiVersion)
-	schema, ok := doc.Definitions[definition]
-	if !ok {
-		t.Fatalf("%s has no definition %s", apiVersion, definition)
-	}
-	if err := spec.ExpandSchema(&schema, doc, nil); err != nil {
-		t.Fatalf("expanding %s of %s: %v", definition, apiVersion, err)
-	}
 	var data any
 	if err := json.Unmarshal(body, &data); err != nil {
 		return fmt.Errorf("the body is not JSON: %w", err)
 	}
-	return validate.AgainstSchema(&schema, data, strfmt.Default)
+	validatorsMu.Lock()
+	defer validatorsMu.Unlock()
+	key := apiVersion + "#" + definition
+	v, ok := validators[key]
+	if !ok {
+		doc := Document(t, apiVersion)
+		schema, ok := doc.Definitions[definition]
+		if !ok {
+			t.Fatalf("%s has no definition %s", apiVersion, definition)
+		}
+		if err := spec.ExpandSchema(&schema, doc, nil); err != nil {
+			t.Fatalf("expanding %s of %s: %v", definition, apiVersion, err)
+		}
+		v = validate.NewSchemaValidator(&schema, nil, "", strfmt.Default)
+		validators[key] = v
+	}
+	return v.Validate(data).AsError()
 }
 
 // ReadJSON decodes a JSON file of the shared folder.
