@@ -18,6 +18,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/frontend"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
@@ -39,11 +40,14 @@ type Options struct {
 	PKIDir       string
 	// VersionCatalog replaces the compiled-in version catalog, as hcp-apiserver's flag of the same name.
 	VersionCatalog string
+	// KubeAPIQPS and KubeAPIBurst limit the requests to hcp-apiserver, as kube's components do.
+	KubeAPIQPS   float32
+	KubeAPIBurst int
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{BindAddress: "127.0.0.1", SecurePort: 8443, PKIDir: "arm-shim-pki"}
+	return &Options{BindAddress: "127.0.0.1", SecurePort: 8443, PKIDir: "arm-shim-pki", KubeAPIQPS: 1000, KubeAPIBurst: 2000}
 }
 
 // AddFlags adds every flag to fs.
@@ -60,6 +64,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"Without it the shim runs for local development: it makes a CA, a serving and a client certificate in --pki-dir and requires that client certificate.")
 	fs.StringVar(&o.PKIDir, "pki-dir", o.PKIDir,
 		"Without --client-ca-file: where the shim keeps its own ca.crt, serving.crt/.key and client.crt/.key (kept across restarts).")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS,
+		"Requests per second to hcp-apiserver. An ARM write is two or three API requests; the API's own priority and fairness protects it.")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Requests to hcp-apiserver allowed in a burst above --kube-api-qps.")
 	fs.StringVar(&o.VersionCatalog, "version-catalog", o.VersionCatalog,
 		"A Cincinnati-format graph of the OpenShift releases offered per channel group, in a file or at an http(s) URL, for hcpOpenShiftVersions; "+
 			"give the one hcp-apiserver's --version-catalog names. Default: the catalog compiled in, as hcp-apiserver's.")
@@ -83,6 +90,9 @@ func (o *Options) Validate() error {
 	if o.ClientCAFile != "" && o.TLSCertFile == "" {
 		errs = append(errs, errors.New("--client-ca-file needs --tls-cert-file and --tls-private-key-file: the local CA serves development only"))
 	}
+	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst <= 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-qps %v and --kube-api-burst %d must be positive", o.KubeAPIQPS, o.KubeAPIBurst))
+	}
 	if o.ClientCAFile == "" && o.PKIDir == "" {
 		errs = append(errs, errors.New("without --client-ca-file, --pki-dir is required"))
 	}
@@ -92,6 +102,8 @@ func (o *Options) Validate() error {
 // Config is what Run needs, made from the options.
 type Config struct {
 	Frontend *frontend.Frontend
+	// Informers feed the frontend's caches; Serve starts them.
+	Informers externalversions.SharedInformerFactory
 	// Address is host:port to listen on.
 	Address string
 	TLS     *tls.Config
@@ -105,8 +117,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		return nil, fmt.Errorf("reading --kubeconfig: %w", err)
 	}
 	restConfig.UserAgent = "arm-shim"
-	// ARM requests fan out to a few API calls each.
-	restConfig.QPS, restConfig.Burst = 100, 200
+	restConfig.QPS, restConfig.Burst = o.KubeAPIQPS, o.KubeAPIBurst
+	// Protobuf, as kube's own components talk to kube-apiserver: cheaper to encode and decode on both sides.
+	restConfig.ContentType = "application/vnd.kubernetes.protobuf"
 	client, err := versioned.NewForConfig(restConfig)
 	if err != nil {
 		return nil, err
@@ -117,7 +130,9 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 			return nil, fmt.Errorf("--version-catalog: %w", err)
 		}
 	}
-	fe, err := frontend.New(frontend.Config{Client: client, Location: o.Location, Catalog: catalog})
+	factory := externalversions.NewSharedInformerFactory(client, 0)
+	fe, err := frontend.New(frontend.Config{Client: client, Location: o.Location, Catalog: catalog,
+		Subscriptions: factory.Hcp().V1alpha1().ARMSubscriptions().Lister()})
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +140,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Config{Frontend: fe, Address: net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)), TLS: tlsConfig}, nil
+	return &Config{Frontend: fe, Informers: factory, Address: net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)), TLS: tlsConfig}, nil
 }
 
 // LocalPKI names the files of the development PKI in dir. The client certificate is the PKI's admin

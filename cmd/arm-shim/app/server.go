@@ -66,6 +66,12 @@ func Serve(ctx context.Context, cfg *Config, listener net.Listener) error {
 		// Requests keep the logger but not the cancellation: shutting down lets them finish.
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	if cfg.Informers != nil {
+		// The cache only saves requests: a request it cannot answer yet asks the API, so serving need
+		// not wait for it to fill.
+		cfg.Informers.Start(ctx.Done())
+		defer cfg.Informers.Shutdown()
+	}
 	url := "https://" + listener.Addr().String()
 	logger.Info("Serving ARM", "url", url, "location", cfg.Frontend.Location())
 

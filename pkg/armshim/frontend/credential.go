@@ -156,6 +156,7 @@ func (f *Frontend) writeCredential(req *request, namespace, name string) error {
 	}
 	kubeconfig, err := f.client.HcpV1alpha1().RESTClient().Get().
 		Namespace(namespace).Resource("breakglasscredentials").Name(name).SubResource("kubeconfig").
+		SetHeader("Accept", "application/yaml"). // the subresource answers a kubeconfig file, whatever the client's own encoding
 		DoRaw(req.ctx)
 	if err != nil {
 		if apierrors.IsGone(err) || apierrors.IsConflict(err) {

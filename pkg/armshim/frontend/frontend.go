@@ -6,6 +6,7 @@ import (
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	hcplisters "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
@@ -17,6 +18,9 @@ type Config struct {
 	Location string
 	// Catalog is the version catalog hcpOpenShiftVersions lists.
 	Catalog *versioncatalog.Catalog
+	// Subscriptions, when set, answers the subscription check of every request from an informer's cache
+	// instead of a GET each time; a subscription the cache does not hold yet is read from the API.
+	Subscriptions hcplisters.ARMSubscriptionLister
 }
 
 // Frontend is the ARM frontend, an http.Handler.
@@ -24,6 +28,7 @@ type Frontend struct {
 	client    versioned.Interface
 	location  string
 	catalog   *versioncatalog.Catalog
+	subs      hcplisters.ARMSubscriptionLister
 	clusters  *kind[*hcpv1alpha1.HCPCluster]
 	nodePools *kind[*hcpv1alpha1.NodePool]
 	routes    []*route
@@ -40,7 +45,7 @@ func New(cfg Config) (*Frontend, error) {
 	if cfg.Catalog == nil {
 		cfg.Catalog = versioncatalog.Default()
 	}
-	f := &Frontend{client: cfg.Client, location: normalizeLocation(cfg.Location), catalog: cfg.Catalog}
+	f := &Frontend{client: cfg.Client, location: normalizeLocation(cfg.Location), catalog: cfg.Catalog, subs: cfg.Subscriptions}
 	f.clusters = clusterKind(cfg.Client)
 	f.nodePools = nodePoolKind(cfg.Client, f.clusters)
 	f.routes = f.newRoutes()

@@ -83,7 +83,9 @@ func TestClusterRole(t *testing.T) {
 	type call struct{ verb, resource string }
 	// The result of a credential request reads the credential and its kubeconfig (the latter through
 	// the REST client, which the fake clientset cannot serve); the test against the real server runs it.
-	used := map[call]bool{{"get", "breakglasscredentials"}: true, {"get", "breakglasscredentials/kubeconfig"}: true}
+	// arm-shim's informer of subscriptions (cmd/arm-shim/app) lists and watches them.
+	used := map[call]bool{{"get", "breakglasscredentials"}: true, {"get", "breakglasscredentials/kubeconfig"}: true,
+		{"list", "armsubscriptions"}: true, {"watch", "armsubscriptions"}: true}
 	for _, a := range append(client.Actions(), client2.Actions()...) {
 		resource := a.GetResource().Resource
 		if sub := a.GetSubresource(); sub != "" {

@@ -16,7 +16,7 @@ import (
 // everything, Warned and Suspended for reads and deletes only, nothing else.
 func (f *Frontend) checkSubscription(req *request) error {
 	sub := req.vars["sub"]
-	s, err := f.client.HcpV1alpha1().ARMSubscriptions().Get(req.ctx, strings.ToLower(sub), metav1.GetOptions{})
+	s, err := f.subscription(req, strings.ToLower(sub))
 	if apierrors.IsNotFound(err) {
 		return unregistered(sub)
 	}
@@ -31,6 +31,18 @@ func (f *Frontend) checkSubscription(req *request) error {
 		req.tenantID = s.Spec.Properties.TenantID
 	}
 	return nil
+}
+
+// subscription reads a subscription from the informer's cache when there is one: every request checks
+// its subscription, and states change seldom. A miss asks the API, for a subscription registered a
+// moment ago.
+func (f *Frontend) subscription(req *request, name string) (*hcpv1alpha1.ARMSubscription, error) {
+	if f.subs != nil {
+		if s, err := f.subs.Get(name); err == nil {
+			return s, nil
+		}
+	}
+	return f.client.HcpV1alpha1().ARMSubscriptions().Get(req.ctx, name, metav1.GetOptions{})
 }
 
 // subscriptionAllows is the frontend's table of subscription states.
@@ -93,7 +105,7 @@ func (f *Frontend) putSubscription(req *request) error {
 
 func (f *Frontend) getSubscription(req *request) error {
 	sub := req.vars["sub"]
-	s, err := f.client.HcpV1alpha1().ARMSubscriptions().Get(req.ctx, strings.ToLower(sub), metav1.GetOptions{})
+	s, err := f.subscription(req, strings.ToLower(sub))
 	if apierrors.IsNotFound(err) {
 		return newCloudError(http.StatusNotFound, "SubscriptionNotFound", "", "The subscription '%s' could not be found.", sub)
 	}
