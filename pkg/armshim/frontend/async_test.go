@@ -496,3 +496,33 @@ func TestStaleUpdateIsRetried(t *testing.T) {
 		t.Errorf("PUT refused by admission: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// A PUT tries the create first when the watch cache has no such cluster; when the cache was behind and
+// the cluster exists, the PUT is the replace it is (200, an Update operation), never a 409.
+func TestPutWhenTheWatchCacheIsBehind(t *testing.T) {
+	f, client := newTestFrontend(t, storedCluster("Succeeded", false), subscription(hcpv1alpha1.ARMSubscriptionRegistered))
+	lagging := true
+	client.PrependReactor("get", "hcpclusters", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if lagging {
+			lagging = false
+			return true, nil, apierrors.NewNotFound(hcpv1alpha1.Resource("hcpclusters"), action.(k8stesting.GetAction).GetName())
+		}
+		return false, nil, nil
+	})
+	rec := call(f, "PUT", testCluster+"?api-version="+testAPI, minimalClusterBody)
+	if rec.Code != 200 {
+		t.Fatalf("PUT of an existing cluster the cache had not seen: %d %s, want 200", rec.Code, rec.Body)
+	}
+	if op := operationOf(t, client, rec.Header().Get(headerAzureAsyncOperation)); op.Spec.Request != hcpv1alpha1.ARMOperationUpdate {
+		t.Errorf("the PUT recorded %s, want Update", op.Spec.Request)
+	}
+	creates := 0
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "create" && a.GetResource().Resource == "hcpclusters" {
+			creates++
+		}
+	}
+	if creates != 1 {
+		t.Errorf("%d creates of the cluster, want the one the stale cache led to", creates)
+	}
+}

@@ -76,9 +76,14 @@ func putOnce[T any](f *Frontend, k *kind[T], req *request) error {
 	if err != nil {
 		return err
 	}
-	existing, found, err := k.getResource(req, res)
-	if err != nil {
-		return err
+	// Most PUTs create: when the watch cache has no such object, try the create without the quorum read
+	// of a GET; a create that finds the name taken is done again from a fresh read.
+	var existing T
+	found := false
+	if req.freshReads || !k.absentFromCache(req, res) {
+		if existing, found, err = k.getResource(req, res); err != nil {
+			return err
+		}
 	}
 	if found {
 		if err := allowReplace(f, k, req, existing); err != nil {
@@ -204,6 +209,10 @@ func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResourc
 		meta := k.meta(obj)
 		meta.SetLabels(labels.Merge(meta.GetLabels(), names.SubscriptionLabels(res.subscription())))
 		written, err = k.create(req.ctx, obj, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) && !req.freshReads {
+			req.freshReads = true // the watch cache was behind: this is a replace
+			return errStale
+		}
 		if apierrors.IsNotFound(err) {
 			// Behind kube-apiserver, NamespaceLifecycle refuses objects of a namespace it does not
 			// have; the resource's namespace is the service's to provide, not the caller's fault.

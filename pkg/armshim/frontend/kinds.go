@@ -16,8 +16,8 @@ func clusterKind(client versioned.Interface) *kind[*hcpv1alpha1.HCPCluster] {
 	c := client.HcpV1alpha1()
 	return &kind[*hcpv1alpha1.HCPCluster]{
 		resource: "hcpclusters",
-		get: func(ctx context.Context, ns, name string) (*hcpv1alpha1.HCPCluster, error) {
-			return c.HCPClusters(ns).Get(ctx, name, metav1.GetOptions{})
+		get: func(ctx context.Context, ns, name string, opts metav1.GetOptions) (*hcpv1alpha1.HCPCluster, error) {
+			return c.HCPClusters(ns).Get(ctx, name, opts)
 		},
 		create: func(ctx context.Context, obj *hcpv1alpha1.HCPCluster, opts metav1.CreateOptions) (*hcpv1alpha1.HCPCluster, error) {
 			return c.HCPClusters(obj.Namespace).Create(ctx, obj, opts)
@@ -48,8 +48,8 @@ func nodePoolKind(client versioned.Interface, clusters *kind[*hcpv1alpha1.HCPClu
 	c := client.HcpV1alpha1()
 	return &kind[*hcpv1alpha1.NodePool]{
 		resource: "nodepools",
-		get: func(ctx context.Context, ns, name string) (*hcpv1alpha1.NodePool, error) {
-			return c.NodePools(ns).Get(ctx, name, metav1.GetOptions{})
+		get: func(ctx context.Context, ns, name string, opts metav1.GetOptions) (*hcpv1alpha1.NodePool, error) {
+			return c.NodePools(ns).Get(ctx, name, opts)
 		},
 		create: func(ctx context.Context, obj *hcpv1alpha1.NodePool, opts metav1.CreateOptions) (*hcpv1alpha1.NodePool, error) {
 			return c.NodePools(obj.Namespace).Create(ctx, obj, opts)

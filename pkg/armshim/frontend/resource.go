@@ -71,7 +71,7 @@ func (a *armResource) clusterOf() *armResource {
 type kind[T any] struct {
 	// resource is the API's plural, for an ARMOperation's target.
 	resource string
-	get      func(ctx context.Context, ns, name string) (T, error)
+	get      func(ctx context.Context, ns, name string, opts metav1.GetOptions) (T, error)
 	create   func(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
 	update   func(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
 	delete   func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error
@@ -125,7 +125,7 @@ func provisioningConflict(action string, state hcpv1alpha1.ProvisioningState, de
 }
 
 func (k *kind[T]) getResource(req *request, res *armResource) (T, bool, error) {
-	obj, err := k.get(req.ctx, res.obj.Namespace, res.obj.Name)
+	obj, err := k.get(req.ctx, res.obj.Namespace, res.obj.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		var zero T
 		return zero, false, nil
@@ -140,6 +140,14 @@ func (k *kind[T]) getResource(req *request, res *armResource) (T, bool, error) {
 		return zero, false, nil
 	}
 	return obj, true, nil
+}
+
+// absentFromCache tells whether the API's watch cache holds no object of the resource's name: a read
+// that costs etcd nothing. The cache may lag a write by moments, so only its "none" is trusted, and
+// only to try a create first, which the API refuses (409 AlreadyExists) if the cache was behind.
+func (k *kind[T]) absentFromCache(req *request, res *armResource) bool {
+	_, err := k.get(req.ctx, res.obj.Namespace, res.obj.Name, metav1.GetOptions{ResourceVersion: "0"})
+	return apierrors.IsNotFound(err)
 }
 
 // checkLocation reads the location of a request body, to refuse one for another region.

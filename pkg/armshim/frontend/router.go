@@ -83,6 +83,9 @@ type request struct {
 	subscription *hcpv1alpha1.ARMSubscription
 	// tenantID is x-ms-home-tenant-id, or the subscription's tenant when ARM left it out.
 	tenantID string
+	// freshReads makes a write read its object from etcd rather than the watch cache, once the cache
+	// was found behind.
+	freshReads bool
 }
 
 func (r *request) resourceAPIVersion() conversion.APIVersion {
