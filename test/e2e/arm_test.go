@@ -46,11 +46,13 @@ const (
 
 // TestARMClusterLifecycle drives the ARM shim as ARM does, with the Azure SDK's own request pipeline and
 // long-running-operation poller, against hcp-apiserver, a management cluster and the HyperShift
-// simulator: in each api-version a cluster is created and polled to Succeeded, read and listed page by
-// page; one is upgraded with a PATCH, gets a node pool that is scaled and deleted, gets an admin
-// credential (with a CSR in 2026-09-01-preview, without in older versions) whose kubeconfig is signed by
-// the control plane's signer, has its credentials revoked; all are deleted and polled to the end. Every
-// response body is validated against its api-version's OpenAPI document as it arrives.
+// simulator: in each api-version a cluster is created and polled to Succeeded, read in every version and
+// listed page by page; then, in its own api-version, each is upgraded with a PATCH (2024-06-10-preview,
+// where version.id is create-only, refuses it with the field's path), gets node pools that
+// are scaled and deleted, gets an admin credential (with a CSR in 2026-09-01-preview, without in older
+// versions) whose kubeconfig is signed by the control plane's signer, has its credentials revoked, and is
+// deleted and polled to the end. Every response body is validated against its api-version's OpenAPI
+// document as it arrives.
 func TestARMClusterLifecycle(t *testing.T) {
 	armschema.Dir(t)
 	st := startDeliveryStack(t, hypershiftsim.Options{UpgradeDelay: 2 * time.Second})
@@ -103,64 +105,10 @@ func TestARMClusterLifecycle(t *testing.T) {
 		t.Errorf("listing the subscription gave %d clusters, want %d", len(bySubscription), len(clusterIDs))
 	}
 
-	newest := armAPIVersions[len(armAPIVersions)-1]
-	upgraded := clusterIDs[len(clusterIDs)-1]
-
-	// PATCH: a minor upgrade, polled through Location.
-	resp := c.mustDo(t, http.MethodPatch, upgraded, newest, map[string]any{
-		"properties": map[string]any{"version": map[string]any{"id": "4.21"}},
-	}, http.StatusAccepted)
-	pollToEnd(t, c, resp, runtime.FinalStateViaLocation)
-	if got := jsonString(t, c.getJSON(t, upgraded, newest), "properties", "version", "id"); got != "4.21" {
-		t.Errorf("after the PATCH the cluster's version is %q, want 4.21", got)
+	// In each api-version, its own cluster is upgraded, gets node pools, admin credentials and a revocation.
+	for i, v := range armAPIVersions {
+		t.Run(v, func(t *testing.T) { armClusterDayTwo(t, c, st, v, clusterIDs[i], i) })
 	}
-
-	// Node pools: two created, one scaled, the other deleted (the last pool of a running cluster stays).
-	pool, extra := upgraded+"/nodePools/Workers", upgraded+"/nodePools/Extra"
-	for _, id := range []string{pool, extra} {
-		resp = c.mustDo(t, http.MethodPut, id, newest, map[string]any{
-			"location": armLocation,
-			"properties": map[string]any{
-				"version":  map[string]any{"id": "4.21.2", "channelGroup": "stable"},
-				"platform": map[string]any{"vmSize": "Standard_D8s_v3", "subnetId": armSubnetID(len(armAPIVersions) - 1)},
-				"replicas": 2,
-			},
-		}, http.StatusCreated)
-		if got := jsonString(t, pollToEnd(t, c, resp, runtime.FinalStateViaAzureAsyncOp), "properties", "provisioningState"); got != "Succeeded" {
-			t.Fatalf("node pool %s ended %s, want Succeeded", id, got)
-		}
-	}
-	resp = c.mustDo(t, http.MethodPatch, pool, newest, map[string]any{"properties": map[string]any{"replicas": 3}}, http.StatusAccepted)
-	pollToEnd(t, c, resp, runtime.FinalStateViaLocation)
-	if got := jsonNumber(t, c.getJSON(t, pool, newest), "properties", "replicas"); got != 3 {
-		t.Errorf("after scaling, the node pool has replicas %v, want 3", got)
-	}
-	if pools := c.listAll(t, upgraded+"/nodePools", newest, 0); len(pools) != 2 {
-		t.Errorf("the cluster lists node pools %v, want two", pools)
-	}
-	resp = c.mustDo(t, http.MethodDelete, extra, newest, nil, http.StatusAccepted)
-	pollToEnd(t, c, resp, runtime.FinalStateViaLocation)
-	c.mustDo(t, http.MethodGet, extra, newest, nil, http.StatusNotFound)
-
-	// Admin credentials: the newest api-version sends a CSR and merges its own key; older ones get a
-	// kubeconfig with a key the service made.
-	hcpNamespace := controlPlaneNamespaceOf(t, st, upgraded)
-	key, csr := breakglassCSR(t)
-	resp = c.mustDo(t, http.MethodPost, upgraded+"/requestAdminCredential", newest, map[string]any{"certificateSigningRequest": csr}, http.StatusAccepted)
-	credential := pollToEnd(t, c, resp, runtime.FinalStateViaLocation)
-	kubeconfig := withClientKey(t, []byte(jsonString(t, credential, "kubeconfig")), key)
-	checkBreakglassKubeconfig(t, kubeconfig, signerCA(t, st.mc, hcpNamespace))
-	if _, err := time.Parse(time.RFC3339, jsonString(t, credential, "expirationTimestamp")); err != nil {
-		t.Errorf("the credential's expirationTimestamp: %v", err)
-	}
-	older := clusterIDs[0]
-	resp = c.mustDo(t, http.MethodPost, older+"/requestAdminCredential", armAPIVersions[0], nil, http.StatusAccepted)
-	credential = pollToEnd(t, c, resp, runtime.FinalStateViaLocation)
-	checkBreakglassKubeconfig(t, []byte(jsonString(t, credential, "kubeconfig")),
-		signerCA(t, st.mc, controlPlaneNamespaceOf(t, st, older)))
-
-	resp = c.mustDo(t, http.MethodPost, upgraded+"/revokeCredentials", newest, nil, http.StatusAccepted)
-	pollToEnd(t, c, resp, runtime.FinalStateViaLocation)
 
 	// Delete everything, each polled to the end; a second delete finds nothing: 204.
 	for i, id := range clusterIDs {
@@ -172,9 +120,82 @@ func TestARMClusterLifecycle(t *testing.T) {
 		c.mustDo(t, http.MethodGet, id, armAPIVersions[i], nil, http.StatusNotFound)
 		c.mustDo(t, http.MethodDelete, id, armAPIVersions[i], nil, http.StatusNoContent)
 	}
-	if left := c.listAll(t, "/subscriptions/"+armSubscription+"/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters", newest, 0); len(left) != 0 {
+	if left := c.listAll(t, "/subscriptions/"+armSubscription+"/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters", armAPIVersions[0], 0); len(left) != 0 {
 		t.Errorf("clusters left after every delete: %v", left)
 	}
+}
+
+// armClusterDayTwo drives what follows a create, in api-version v, on the i-th cluster: a minor upgrade
+// with a PATCH where v allows it; two node pools created, one scaled, the other deleted (the last pool of a running cluster
+// stays); an admin credential (2026-09-01-preview sends a CSR and merges its own key, older versions get
+// a kubeconfig with a key the service made) signed by the control plane's signer; a revocation.
+func armClusterDayTwo(t *testing.T, c *armClient, st *deliveryStack, v, cluster string, i int) {
+	upgrade := map[string]any{"properties": map[string]any{"version": map[string]any{"id": "4.21"}}}
+	poolVersion := "4.21.2"
+	if v == "2024-06-10-preview" {
+		// Its version.id is create-only: an upgrade cannot be asked for in this api-version.
+		resp, body := c.do(t, http.MethodPatch, cluster, v, upgrade)
+		if resp.StatusCode != http.StatusBadRequest || jsonString(t, body, "error", "target") != "properties.version.id" {
+			t.Errorf("an upgrade in %s answered %d %s, want 400 with target properties.version.id", v, resp.StatusCode, body)
+		}
+		poolVersion = "4.20.8"
+	} else {
+		resp := c.mustDo(t, http.MethodPatch, cluster, v, upgrade, http.StatusAccepted)
+		pollToEnd(t, c, resp, runtime.FinalStateViaLocation)
+		if got := jsonString(t, c.getJSON(t, cluster, v), "properties", "version", "id"); got != "4.21" {
+			t.Errorf("after the PATCH the cluster's version is %q, want 4.21", got)
+		}
+	}
+	var resp *http.Response
+
+	pool, extra := cluster+"/nodePools/Workers", cluster+"/nodePools/Extra"
+	for _, id := range []string{pool, extra} {
+		resp = c.mustDo(t, http.MethodPut, id, v, map[string]any{
+			"location": armLocation,
+			"properties": map[string]any{
+				"version":  map[string]any{"id": poolVersion, "channelGroup": "stable"},
+				"platform": map[string]any{"vmSize": "Standard_D8s_v3", "subnetId": armSubnetID(i)},
+				"replicas": 2,
+			},
+		}, http.StatusCreated)
+		if got := jsonString(t, pollToEnd(t, c, resp, runtime.FinalStateViaAzureAsyncOp), "properties", "provisioningState"); got != "Succeeded" {
+			t.Fatalf("node pool %s ended %s, want Succeeded", id, got)
+		}
+	}
+	resp = c.mustDo(t, http.MethodPatch, pool, v, map[string]any{"properties": map[string]any{"replicas": 3}}, http.StatusAccepted)
+	pollToEnd(t, c, resp, runtime.FinalStateViaLocation)
+	if got := jsonNumber(t, c.getJSON(t, pool, v), "properties", "replicas"); got != 3 {
+		t.Errorf("after scaling, the node pool has replicas %v, want 3", got)
+	}
+	if pools := c.listAll(t, cluster+"/nodePools", v, 0); len(pools) != 2 {
+		t.Errorf("the cluster lists node pools %v, want two", pools)
+	}
+	resp = c.mustDo(t, http.MethodDelete, extra, v, nil, http.StatusAccepted)
+	pollToEnd(t, c, resp, runtime.FinalStateViaLocation)
+	c.mustDo(t, http.MethodGet, extra, v, nil, http.StatusNotFound)
+
+	// The control plane makes its break-glass signer when the first certificate is asked for.
+	var credential, kubeconfig []byte
+	if v == "2026-09-01-preview" {
+		key, csr := breakglassCSR(t)
+		resp = c.mustDo(t, http.MethodPost, cluster+"/requestAdminCredential", v, map[string]any{"certificateSigningRequest": csr}, http.StatusAccepted)
+		credential = pollToEnd(t, c, resp, runtime.FinalStateViaLocation)
+		kubeconfig = withClientKey(t, []byte(jsonString(t, credential, "kubeconfig")), key)
+	} else {
+		resp = c.mustDo(t, http.MethodPost, cluster+"/requestAdminCredential", v, nil, http.StatusAccepted)
+		credential = pollToEnd(t, c, resp, runtime.FinalStateViaLocation)
+		kubeconfig = []byte(jsonString(t, credential, "kubeconfig"))
+	}
+	checkBreakglassKubeconfig(t, kubeconfig, signerCA(t, st.mc, controlPlaneNamespaceOf(t, st, cluster)))
+	if err := armschema.Validate(t, v, "HcpOpenShiftClusterAdminCredential", credential); err != nil {
+		t.Errorf("the credential is not a valid HcpOpenShiftClusterAdminCredential of %s: %v", v, err)
+	}
+	if _, err := time.Parse(time.RFC3339, jsonString(t, credential, "expirationTimestamp")); err != nil {
+		t.Errorf("the credential's expirationTimestamp: %v", err)
+	}
+
+	resp = c.mustDo(t, http.MethodPost, cluster+"/revokeCredentials", v, nil, http.StatusAccepted)
+	pollToEnd(t, c, resp, runtime.FinalStateViaLocation)
 }
 
 // armShim is the arm-shim binary in its local mode: its own CA, a serving and a client certificate.
