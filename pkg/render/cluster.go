@@ -108,7 +108,7 @@ func AddressesOf(clusterID, hostedClusterName, location string, o Options) (Addr
 	if clusterID == "" {
 		return Addresses{}, fmt.Errorf("the cluster has no ID yet")
 	}
-	domain := hostedClusterName + "." + hash(clusterID) + "." + location + "." + o.DNSZone
+	domain := hostedClusterName + "." + baseDomainOf(clusterID, location, o)
 	return Addresses{
 		API:     "https://api." + domain + ":443",
 		Console: "https://console-openshift-console.apps." + domain,
@@ -140,7 +140,11 @@ func ConsoleURL(c *v1alpha1.HCPCluster, o Options) (string, error) {
 // baseDomain is the DNS domain a cluster's domain is made in. Names of hosted clusters repeat
 // across customers, so a shard from the cluster ID keeps their domains apart.
 func baseDomain(c *v1alpha1.HCPCluster, o Options) string {
-	return hash(c.Status.ClusterID) + "." + c.Spec.Location + "." + o.DNSZone
+	return baseDomainOf(c.Status.ClusterID, c.Spec.Location, o)
+}
+
+func baseDomainOf(clusterID, location string, o Options) string {
+	return hash(clusterID) + "." + location + "." + o.DNSZone
 }
 
 // clusterDomain is the domain HyperShift gives the cluster: the HostedCluster's name in its base

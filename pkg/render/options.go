@@ -99,10 +99,16 @@ func ControlPlaneNamespace(env string, c *v1alpha1.HCPCluster) string {
 // HostedClusterName is the name of a cluster's HostedCluster: its DNS prefix, which is also the
 // first label of its domain, or else the HCPCluster's name.
 func HostedClusterName(c *v1alpha1.HCPCluster) string {
-	if c.Spec.DNS.BaseDomainPrefix != "" {
-		return c.Spec.DNS.BaseDomainPrefix
+	return HostedClusterNameOf(c.Spec.DNS.BaseDomainPrefix, c.Name)
+}
+
+// HostedClusterNameOf is HostedClusterName of a cluster named name with DNS prefix baseDomainPrefix, for
+// callers that hold another type of the cluster.
+func HostedClusterNameOf(baseDomainPrefix, name string) string {
+	if baseDomainPrefix != "" {
+		return baseDomainPrefix
 	}
-	return c.Name
+	return name
 }
 
 // NodePoolName is the name of a node pool's HyperShift NodePool, <hosted cluster>-<pool>. The

@@ -72,10 +72,7 @@ func NewStrategy(typer runtime.ObjectTyper, catalog *versioncatalog.Catalog, ser
 // setAddresses writes the addresses of a new cluster; HyperShift's report of the API's address, the same,
 // comes later.
 func setAddresses(obj *hcp.HCPCluster, service render.Options) {
-	name := obj.Spec.DNS.BaseDomainPrefix
-	if name == "" {
-		name = obj.Name
-	}
+	name := render.HostedClusterNameOf(obj.Spec.DNS.BaseDomainPrefix, obj.Name)
 	a, err := render.AddressesOf(obj.Status.ClusterID, name, obj.Spec.Location, service)
 	if err != nil {
 		return // the server checked its settings at start; a cluster without addresses gets them from its controller
