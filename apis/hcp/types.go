@@ -824,6 +824,11 @@ const (
 	ARMOperationCanceled     ARMOperationState = "Canceled"
 )
 
+// Final tells whether an operation in state s has ended: Succeeded, Failed and Canceled stay as they are.
+func (s ARMOperationState) Final() bool {
+	return s == ARMOperationSucceeded || s == ARMOperationFailed || s == ARMOperationCanceled
+}
+
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // ARMOperation is one ARM asynchronous operation (a PUT, PATCH, DELETE or POST action of the ARM

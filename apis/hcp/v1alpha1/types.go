@@ -847,6 +847,11 @@ const (
 	ARMOperationCanceled     ARMOperationState = "Canceled"
 )
 
+// Final tells whether an operation in state s has ended: Succeeded, Failed and Canceled stay as they are.
+func (s ARMOperationState) Final() bool {
+	return s == ARMOperationSucceeded || s == ARMOperationFailed || s == ARMOperationCanceled
+}
+
 // +genclient
 // +genclient:nonNamespaced
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -51,18 +51,13 @@ func ValidateARMOperationStatusUpdate(newOp, oldOp *hcp.ARMOperation) field.Erro
 	allErrs := apivalidation.ValidateObjectMetaUpdate(&newOp.ObjectMeta, &oldOp.ObjectMeta, field.NewPath("metadata"))
 	fldPath := field.NewPath("status")
 	allErrs = append(allErrs, validateOptionalEnum(fldPath.Child("state"), newOp.Status.State, armOperationStates)...)
-	if IsFinalARMOperationState(oldOp.Status.State) && newOp.Status.State != oldOp.Status.State {
+	if oldOp.Status.State.Final() && newOp.Status.State != oldOp.Status.State {
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("state"), newOp.Status.State, "the operation already ended "+string(oldOp.Status.State)))
 	}
 	if e := newOp.Status.Error; e != nil && e.Code == "" {
 		allErrs = append(allErrs, field.Required(fldPath.Child("error", "code"), "an operation's error needs a code, such as Canceled"))
 	}
 	return allErrs
-}
-
-// IsFinalARMOperationState tells whether an operation in state s has ended.
-func IsFinalARMOperationState(s hcp.ARMOperationState) bool {
-	return s == hcp.ARMOperationSucceeded || s == hcp.ARMOperationFailed || s == hcp.ARMOperationCanceled
 }
 
 func validateOperationName(fldPath *field.Path, name string) field.ErrorList {

@@ -90,10 +90,6 @@ type operationStatus struct {
 	Error     *CloudErrBody `json:"error,omitempty"`
 }
 
-func isTerminalOperation(s hcpv1alpha1.ARMOperationState) bool {
-	return s == hcpv1alpha1.ARMOperationSucceeded || s == hcpv1alpha1.ARMOperationFailed || s == hcpv1alpha1.ARMOperationCanceled
-}
-
 // visibleOperation reads the operation the path names, if the caller may see it: only the tenant and
 // client that started it, in its subscription. Anyone else learns nothing, not even that it exists.
 func (f *Frontend) visibleOperation(req *request) (*hcpv1alpha1.ARMOperation, error) {
@@ -129,7 +125,7 @@ func (f *Frontend) getOperationStatus(req *request) error {
 		Status:    string(state),
 		StartTime: op.CreationTimestamp.UTC().Format(time.RFC3339Nano),
 	}
-	if isTerminalOperation(state) && op.Status.EndTime != nil {
+	if state.Final() && op.Status.EndTime != nil {
 		body.EndTime = op.Status.EndTime.UTC().Format(time.RFC3339Nano)
 	}
 	if e := op.Status.Error; e != nil {

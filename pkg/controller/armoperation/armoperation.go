@@ -125,7 +125,7 @@ func (c *Controller) enqueueFollowing(resource string, obj any) {
 	}
 	for _, op := range ops {
 		// Final operations wait for their retention only; their target no longer matters.
-		if !final(op.(*v1alpha1.ARMOperation).Status.State) {
+		if !op.(*v1alpha1.ARMOperation).Status.State.Final() {
 			c.queue.Enqueue(op)
 		}
 	}
@@ -140,7 +140,7 @@ func (c *Controller) sync(ctx context.Context, name string) (time.Duration, erro
 		return 0, err
 	}
 	now := c.now()
-	if final(op.Status.State) {
+	if op.Status.State.Final() {
 		return c.expire(ctx, op, now)
 	}
 	want, known, err := c.progress(ctx, op)
@@ -153,7 +153,7 @@ func (c *Controller) sync(ctx context.Context, name string) (time.Duration, erro
 	updated := op.DeepCopy()
 	at := metav1.NewTime(now)
 	updated.Status.State, updated.Status.LastTransitionTime, updated.Status.Error = want.state, &at, want.err
-	if final(want.state) {
+	if want.state.Final() {
 		updated.Status.EndTime = &at
 		// An operation with spec.notificationURI is where ARM's async notification would be posted
 		// from; the service does not post them.

@@ -207,7 +207,7 @@ func TestOperationFollowsItsTarget(t *testing.T) {
 			if moved := tc.want != tc.op.Status.State; moved != (s.LastTransitionTime != nil && s.LastTransitionTime.Time.Equal(now)) {
 				t.Errorf("lastTransitionTime %v after a move from %s to %s, want now only when the state changed", s.LastTransitionTime, tc.op.Status.State, s.State)
 			}
-			if isFinal := final(tc.want); isFinal != (s.EndTime != nil) {
+			if isFinal := tc.want.Final(); isFinal != (s.EndTime != nil) {
 				t.Errorf("endTime %v in state %s; want one exactly when the operation ended", s.EndTime, s.State)
 			}
 			switch {

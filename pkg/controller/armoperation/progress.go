@@ -31,10 +31,6 @@ const maxMessage = 1024
 // within its create deadline (pkg/controller/hcpcluster).
 const reasonDeadlineExceeded = "DeadlineExceeded"
 
-func final(state v1alpha1.ARMOperationState) bool {
-	return state == v1alpha1.ARMOperationSucceeded || state == v1alpha1.ARMOperationFailed || state == v1alpha1.ARMOperationCanceled
-}
-
 func inState(state v1alpha1.ARMOperationState) progress { return progress{state: state} }
 
 func canceled(format string, args ...any) progress {
