@@ -61,7 +61,8 @@ type Agent struct {
 
 	resyncNow       chan struct{}
 	statusResyncNow chan struct{}
-	waiters         sync.WaitGroup
+	// waiters are the goroutines that wait for informers to list (see stillWaiting).
+	waiters sync.WaitGroup
 
 	// connected says the MQTT session is up and subscribed; disconnectedSince when it last went down.
 	connected         atomic.Bool
@@ -70,7 +71,7 @@ type Agent struct {
 	mu      sync.Mutex
 	started bool
 	bundles map[string]*bundleState
-	// waiting are the bundles whose objects are being watched until gone.
+	// waiting are the bundles being deleted whose objects are not all gone yet.
 	waiting sets.Set[string]
 	// statusResync is the newest status.resync_request not answered yet.
 	statusResync *protocol.ResourceStatusHashList
@@ -140,6 +141,7 @@ func New(opts Options) (*Agent, error) {
 		return nil, err
 	}
 	applier.cached = a.watcher.cachedOwned
+	a.watcher.onOwnedGone = a.objectGone
 	return a, nil
 }
 

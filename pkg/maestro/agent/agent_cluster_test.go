@@ -591,3 +591,53 @@ func testRequestsPerBundle(t *testing.T, mc *framework.ManagementCluster) {
 	}
 	t.Logf("%d one-manifest bundles took %d requests to the management cluster: %v", bundles, total, delta)
 }
+
+// testRepeatedDeletes checks that a delete the source sends again while the objects wait for their
+// dependents costs the management cluster nothing: the agent waits on its informers, and they, not
+// another round of lists, tell it when the objects are gone.
+func testRepeatedDeletes(t *testing.T, mc *framework.ManagementCluster) {
+	const consumer, ns = "mc-repeated-deletes", "agent-repeated-deletes"
+	createNamespace(t, mc, ns)
+	s := setUpAgent(t, mc, consumer)
+	counter := &requestCounter{n: map[string]int{}}
+	cfg := rest.CopyConfig(mc.Config)
+	cfg.Wrap(counter.wrap)
+	s.opts.Kube = cfg
+	src := s.source
+	mark := src.mark()
+	s.start(t)
+	src.waitFor(t, mark, "spec resync request on connect", isResyncRequest)
+	id := newBundleID()
+	bundle := newBundle(t, configMap(ns, "waits", nil))
+	src.publish(t, protocol.ActionCreateRequest, consumer, id, 1, bundle)
+	src.waitFor(t, mark, "status of the bundle", statusOf(t, protocol.StatusUpdateRequest, id, observed(ConditionApplied, metav1.ConditionTrue, 1)))
+
+	// The first delete deletes and lists: a DELETE, and a GET (list) each for the delete and the check.
+	before := counter.counts()
+	src.publish(t, protocol.ActionDeleteRequest, consumer, id, 1, nil)
+	waitForObject(t, mc, configMaps, ns, "waits", "a deletion timestamp", func(obj *unstructured.Unstructured) bool { return obj.GetDeletionTimestamp() != nil })
+	deadline := time.Now().Add(eventTimeout)
+	for now := counter.counts(); now["GET configmaps"] < before["GET configmaps"]+2; now = counter.counts() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first delete did not list the bundle's ConfigMaps twice: %v before, %v after", before, now)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	before = counter.counts()
+	mark = src.mark()
+	for range 5 {
+		src.publish(t, protocol.ActionDeleteRequest, consumer, id, 1, nil)
+	}
+	src.none(t, mark, "Deleted status while the object waits", statusOf(t, protocol.StatusUpdateRequest, id, observed(ConditionDeleted, metav1.ConditionTrue, 1)))
+	after := counter.counts()
+	for _, k := range []string{"GET configmaps", "DELETE configmaps", "WATCH configmaps"} {
+		if d := after[k] - before[k]; d != 0 {
+			t.Errorf("5 repeated deletes of a bundle whose object waits made %d %s requests; want none", d, k)
+		}
+	}
+
+	// The collector's part: the object goes, the informers tell, the source hears Deleted.
+	removeFinalizers(t, mc, configMaps, ns, "waits")
+	src.waitFor(t, mark, "Deleted status", statusOf(t, protocol.StatusUpdateRequest, id, observed(ConditionDeleted, metav1.ConditionTrue, 1)))
+}

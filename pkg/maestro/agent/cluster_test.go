@@ -33,6 +33,7 @@ func TestOnManagementCluster(t *testing.T) {
 	t.Run("the watcher reports status changes", func(t *testing.T) { testWatcher(t, mc) })
 	t.Run("the agent applies, reports and deletes what a source sends, also across a restart", func(t *testing.T) { testAgent(t, mc) })
 	t.Run("a bundle costs about one request to the management cluster", func(t *testing.T) { testRequestsPerBundle(t, mc) })
+	t.Run("a delete sent again while the objects wait costs no request", func(t *testing.T) { testRepeatedDeletes(t, mc) })
 }
 
 var (

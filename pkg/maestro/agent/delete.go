@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -14,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
@@ -33,7 +30,7 @@ var orphanPatch = fmt.Appendf(nil, `{"metadata":{"labels":{%q:null},"annotations
 // with foreground propagation, so it is gone only once its dependents are; Orphan leaves every object in
 // place and takes the bundle's label off; SelectivelyOrphan orphans the objects its rules name and
 // deletes the others. Objects of ReadOnly manifests are never deleted, only let go of. Delete returns once
-// the deletes are accepted; Gone and WaitGone tell when the objects are gone.
+// the deletes are accepted; Gone tells whether the objects are gone.
 func (a *Applier) Delete(ctx context.Context, bundleID string, bundle *protocol.ManifestBundle) error {
 	if err := validateBundleID(bundleID); err != nil {
 		return err
@@ -105,56 +102,11 @@ func (a *Applier) Gone(ctx context.Context, bundleID string, bundle *protocol.Ma
 	return true, nil
 }
 
-// WaitGone returns once no object labelled as the bundle's is left, or when ctx ends. It waits on watches,
-// which ride out API errors with backoff; it does not poll.
-func (a *Applier) WaitGone(ctx context.Context, bundleID string, bundle *protocol.ManifestBundle) error {
-	resources, err := a.resourcesOf(ctx, bundleID, bundle)
-	if err != nil {
-		return err
-	}
-	for _, gvr := range resources {
-		if err := a.waitGone(ctx, gvr, bundleSelector(bundleID)); err != nil {
-			return fmt.Errorf("waiting for the %s of bundle %s to be gone: %w", gvr.Resource, bundleID, err)
-		}
-	}
-	return nil
-}
-
 // Forget drops what this process remembers of a bundle, once it is deleted and gone.
 func (a *Applier) Forget(bundleID string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.bundles, bundleID)
-}
-
-// waitGone runs an informer on the objects selector selects until its store is empty.
-func (a *Applier) waitGone(ctx context.Context, gvr schema.GroupVersionResource, selector string) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	informer := dynamicinformer.NewFilteredDynamicInformer(a.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{},
-		func(o *metav1.ListOptions) { o.LabelSelector = selector }).Informer()
-	gone := make(chan struct{})
-	var once sync.Once
-	check := func() {
-		// An object that loses the label leaves the selection: the watch reports it deleted.
-		if informer.HasSynced() && len(informer.GetStore().ListKeys()) == 0 {
-			once.Do(func() { close(gone) })
-		}
-	}
-	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { check() }}); err != nil {
-		return err
-	}
-	go informer.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
-		return ctx.Err()
-	}
-	check()
-	select {
-	case <-gone:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // resourcesOf returns the resources where the bundle's objects may be: those of its manifests, last

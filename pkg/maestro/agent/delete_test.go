@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 	"github.com/aro-hcp/hcp-apiserver/test/framework"
@@ -43,20 +44,20 @@ func testForegroundDelete(t *testing.T, mc *framework.ManagementCluster) {
 		t.Errorf("Gone = %v, %v while the objects wait for their dependents", gone, err)
 	}
 
-	waited := make(chan error, 1)
-	go func() { waited <- a.WaitGone(ctx, id, generation2) }()
-	assertStillWaiting(t, waited)
-	removeFinalizers(t, mc, configMaps, ns, "kept-in-bundle")
-	assertStillWaiting(t, waited)
-	removeFinalizers(t, mc, configMaps, ns, "leftover")
-	select {
-	case err := <-waited:
-		if err != nil {
-			t.Fatalf("WaitGone: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("WaitGone did not return 30s after the last object was gone")
+	// The agent waits on its informers, not on requests: they hold the objects until the last is gone, and
+	// tell of each that goes.
+	w, gone := goneWatcher(t, mc)
+	resources, err := a.resourcesOf(ctx, id, generation2)
+	if err != nil {
+		t.Fatal(err)
 	}
+	waitHolds(t, w, id, resources, true)
+	removeFinalizers(t, mc, configMaps, ns, "kept-in-bundle")
+	waitGoneEvent(t, gone, id)
+	waitHolds(t, w, id, resources, true)
+	removeFinalizers(t, mc, configMaps, ns, "leftover")
+	waitGoneEvent(t, gone, id)
+	waitHolds(t, w, id, resources, false)
 	if gone, err := a.Gone(ctx, id, generation2); err != nil || !gone {
 		t.Errorf("Gone = %v, %v once the objects are gone", gone, err)
 	}
@@ -105,10 +106,11 @@ func testOrphanDelete(t *testing.T, mc *framework.ManagementCluster) {
 			t.Errorf("%s still carries the bundle's marks: %v %v", name, obj.GetLabels(), obj.GetAnnotations())
 		}
 	}
-	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := a.WaitGone(waitCtx, id, bundle); err != nil {
-		t.Errorf("WaitGone after Orphan: %v", err)
+	// Let go of, the objects are no longer the bundle's: the informers hold none of them.
+	w, _ := goneWatcher(t, mc)
+	waitHolds(t, w, id, []schema.GroupVersionResource{configMaps}, false)
+	if gone, err := a.Gone(ctx, id, bundle); err != nil || !gone {
+		t.Errorf("Gone after Orphan = %v, %v", gone, err)
 	}
 
 	// SelectivelyOrphan keeps what its rules name and deletes the rest.
@@ -130,12 +132,47 @@ func testOrphanDelete(t *testing.T, mc *framework.ManagementCluster) {
 	}
 }
 
-// assertStillWaiting checks, for a moment, that WaitGone has not returned.
-func assertStillWaiting(t *testing.T, waited <-chan error) {
+// goneWatcher runs a Watcher and returns it with the bundles its informers say lost an object.
+func goneWatcher(t *testing.T, mc *framework.ManagementCluster) (*Watcher, <-chan string) {
 	t.Helper()
-	select {
-	case err := <-waited:
-		t.Fatalf("WaitGone returned %v while an object was left", err)
-	case <-time.After(time.Second):
+	w, err := NewWatcher(mc.Config, func(context.Context, string, int64, *protocol.ManifestBundleStatus, string) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := make(chan string, 100)
+	w.onOwnedGone = func(id string) { gone <- id }
+	go w.Run(testContext(t), 1)
+	return w, gone
+}
+
+// waitHolds waits until the Watcher's informers have listed and say whether they hold an object of bundle id.
+func waitHolds(t *testing.T, w *Watcher, id string, resources []schema.GroupVersionResource, want bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		holds, known := w.holdsObjectsOf(id, resources)
+		if known && holds == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the informers say they hold objects of the bundle: %v (listed: %v); want %v", holds, known, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitGoneEvent waits for the informers to tell that an object of bundle id went.
+func waitGoneEvent(t *testing.T, gone <-chan string, id string) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case got := <-gone:
+			if got == id {
+				return
+			}
+		case <-timeout:
+			t.Fatal("no deletion of the bundle's objects was told 30s after one went")
+		}
 	}
 }

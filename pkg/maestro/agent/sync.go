@@ -105,13 +105,16 @@ func (a *Agent) syncDelete(ctx context.Context, id string, st *bundleState, want
 				return err
 			}
 		}
+		if a.stillWaiting(ctx, id, want.bundle) {
+			return nil
+		}
 		gone, err := a.deleteObjects(ctx, id, want.bundle)
 		if err != nil {
 			return fmt.Errorf("deleting bundle %s: %w", id, err)
 		}
 		if !gone {
+			// The informers queue the bundle again as its objects go (see objectGone).
 			logger.V(2).Info("Waiting for the objects of the deleted bundle to be gone")
-			a.waitGone(ctx, id, want.bundle)
 			return nil
 		}
 		a.mu.Lock()
@@ -130,6 +133,7 @@ func (a *Agent) syncDelete(ctx context.Context, id string, st *bundleState, want
 	if a.bundles[id] == st {
 		delete(a.bundles, id)
 	}
+	a.waiting.Delete(id)
 	a.mu.Unlock()
 	deletesCompleted.Inc()
 	logger.V(2).Info("Deleted bundle")
@@ -180,26 +184,39 @@ func sameSpec(x, y spec) bool {
 	return x.generation == y.generation && x.deleting == y.deleting && reflect.DeepEqual(x.bundle, y.bundle)
 }
 
-// waitGone watches, in the background, until the objects of a bundle are gone and queues it again then.
-func (a *Agent) waitGone(ctx context.Context, id string, bundle *protocol.ManifestBundle) {
+// stillWaiting marks a bundle as waiting for its objects to be gone, before its deletes go out so that no
+// deletion is missed, and says whether it already waited and the informers still hold one of its objects.
+// Then nothing needs asking: the source repeats a delete until it hears Deleted, and each repeat, like each
+// object that goes, costs only this look at the informers. Only when they hold none of the bundle's objects
+// (or have not listed yet) does the management cluster confirm it, with the deletes and a list.
+func (a *Agent) stillWaiting(ctx context.Context, id string, bundle *protocol.ManifestBundle) bool {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.waiting.Has(id) {
-		return
-	}
+	waited := a.waiting.Has(id)
 	a.waiting.Insert(id)
-	a.waiters.Go(func() {
-		err := a.applier.WaitGone(ctx, id, bundle)
-		a.mu.Lock()
-		a.waiting.Delete(id)
-		a.mu.Unlock()
-		switch {
-		case ctx.Err() != nil:
-		case err != nil:
-			utilruntime.HandleErrorWithContext(ctx, err, "Waiting for the objects of a deleted bundle to be gone; retrying", "bundle", id)
-			a.queue.AddRateLimited(id)
-		default:
-			a.queue.Add(id)
-		}
-	})
+	a.mu.Unlock()
+	resources, err := a.applier.resourcesOf(ctx, id, bundle)
+	if err != nil {
+		return false
+	}
+	// Also starts the informers of the bundle's resources, whose deletion events objectGone hears.
+	holds, known := a.watcher.holdsObjectsOf(id, resources)
+	if !known {
+		// An object gone before the informers listed sends no event: look again once they have.
+		a.waiters.Go(func() {
+			if a.watcher.waitOwnedListed(ctx, resources) {
+				a.objectGone(id)
+			}
+		})
+	}
+	return waited && known && holds
+}
+
+// objectGone queues a bundle waiting for its objects when one of them is deleted or let go of.
+func (a *Agent) objectGone(id string) {
+	a.mu.Lock()
+	waiting := a.waiting.Has(id)
+	a.mu.Unlock()
+	if waiting {
+		a.queue.Add(id)
+	}
 }

@@ -38,6 +38,8 @@ type Watcher struct {
 	onStatus StatusFunc
 	queue    workqueue.TypedRateLimitingInterface[string]
 	owned    dynamicinformer.DynamicSharedInformerFactory
+	// onOwnedGone, when set, is told the bundle of each labelled object that is deleted or loses the label.
+	onOwnedGone func(bundleID string)
 
 	mu sync.Mutex
 	// ctx is Run's; nil until Run starts, so informers added before are started by Run.
@@ -397,12 +399,64 @@ func (w *Watcher) cachedOwned(gvr schema.GroupVersionResource, namespace, name s
 	return item.(*unstructured.Unstructured), true
 }
 
+// holdsObjectsOf says whether the informers hold an object labelled as bundleID's among resources; known is
+// false while one of them has not listed its objects yet (this call starts those not running). It lets a
+// bundle waiting for its objects to go be checked without a request to the management cluster.
+func (w *Watcher) holdsObjectsOf(bundleID string, resources []schema.GroupVersionResource) (holds, known bool) {
+	w.mu.Lock()
+	informers := make([]cache.SharedIndexInformer, 0, len(resources))
+	for _, gvr := range resources {
+		informers = append(informers, w.watchOwnedLocked(gvr).informer)
+	}
+	w.mu.Unlock()
+	for _, informer := range informers {
+		if !informer.HasSynced() {
+			return false, false
+		}
+		objs, err := informer.GetIndexer().ByIndex(bundleIndex, bundleID)
+		if err != nil {
+			return false, false
+		}
+		if len(objs) > 0 {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// waitOwnedListed waits until the informers of resources have listed their objects; false if ctx ends first.
+func (w *Watcher) waitOwnedListed(ctx context.Context, resources []schema.GroupVersionResource) bool {
+	w.mu.Lock()
+	synced := make([]cache.InformerSynced, 0, len(resources))
+	for _, gvr := range resources {
+		synced = append(synced, w.watchOwnedLocked(gvr).informer.HasSynced)
+	}
+	w.mu.Unlock()
+	return cache.WaitForCacheSync(ctx.Done(), synced...)
+}
+
+// bundleIndex indexes the labelled objects by the bundle they belong to.
+const bundleIndex = "bundle"
+
+func indexByBundle(obj any) ([]string, error) {
+	if u := asUnstructured(obj); u != nil {
+		if id := bundleOf(u); id != "" {
+			return []string{id}, nil
+		}
+	}
+	return nil, nil
+}
+
 // watchOwnedLocked makes sure the labelled objects of a resource are watched.
 func (w *Watcher) watchOwnedLocked(gvr schema.GroupVersionResource) *ownedResource {
 	if r := w.ownedResources[gvr]; r != nil {
 		return r
 	}
 	r := &ownedResource{informer: w.owned.ForResource(gvr).Informer()}
+	if err := r.informer.AddIndexers(cache.Indexers{bundleIndex: indexByBundle}); err != nil {
+		utilruntime.HandleError(err)
+		return r
+	}
 	enqueue := func(obj any) {
 		u := asUnstructured(obj)
 		if u == nil {
@@ -423,7 +477,13 @@ func (w *Watcher) watchOwnedLocked(gvr schema.GroupVersionResource) *ownedResour
 	_, err := r.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueue,
 		UpdateFunc: func(old, obj any) { enqueue(old); enqueue(obj) },
-		DeleteFunc: enqueue,
+		DeleteFunc: func(obj any) {
+			enqueue(obj)
+			// An object that loses the label leaves the selection: the watch reports it deleted too.
+			if u := asUnstructured(obj); u != nil && w.onOwnedGone != nil {
+				w.onOwnedGone(bundleOf(u))
+			}
+		},
 	})
 	if err != nil {
 		utilruntime.HandleError(err)
