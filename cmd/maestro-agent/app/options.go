@@ -46,6 +46,8 @@ type Options struct {
 	KubeAPIBurst int
 	// MetricsBindAddress serves /metrics, /healthz and /readyz; "0" serves nothing.
 	MetricsBindAddress string
+	// Profiling adds Go's profiles, /debug/pprof, to what MetricsBindAddress serves.
+	Profiling bool
 }
 
 // NewOptions returns the defaults.
@@ -86,6 +88,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Requests the agent may make at once above --kube-api-qps.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
 		"host:port to serve /metrics, /healthz and /readyz (connected to the broker) on over HTTP; 0 serves none.")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling,
+		"Also serve Go's profiles at /debug/pprof on --metrics-bind-address. That address has no authentication: keep it off, or the address private.")
 }
 
 // Validate checks the flags on their own, before any file is read.

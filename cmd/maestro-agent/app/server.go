@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -59,7 +60,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	if o.MetricsBindAddress != "0" {
-		stop, err := serveMetrics(ctx, o.MetricsBindAddress, a.Ready)
+		stop, err := serveMetrics(ctx, o.MetricsBindAddress, a.Ready, o.Profiling)
 		if err != nil {
 			return err
 		}
@@ -69,8 +70,8 @@ func Run(ctx context.Context, o *Options) error {
 }
 
 // serveMetrics serves /metrics, /healthz (the process answers) and /readyz (ready says the agent works) on
-// address until stop is called.
-func serveMetrics(ctx context.Context, address string, ready func() error) (stop func(), err error) {
+// address until stop is called; with profiling, /debug/pprof too.
+func serveMetrics(ctx context.Context, address string, ready func() error, profiling bool) (stop func(), err error) {
 	logger := klog.FromContext(ctx)
 	l, err := net.Listen("tcp", address)
 	if err != nil {
@@ -91,6 +92,13 @@ func serveMetrics(ctx context.Context, address string, ready func() error) (stop
 		}
 		_, _ = w.Write([]byte("ok"))
 	})
+	if profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {

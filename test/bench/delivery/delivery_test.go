@@ -14,9 +14,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,6 +46,8 @@ var (
 	bundles  = flag.Int("bundles", 100, "bundles to deliver (and raw MQTT round trips to make)")
 	inFlight = flag.Int("in-flight", 64, "raw MQTT messages in flight at once (the source publishes all bundles at once, with its workers)")
 	workers  = flag.Int("agent-workers", 16, "the agent's --workers, and the concurrency of the direct apply")
+	// agentProfile is how the agent's own CPU was found: go tool pprof <maestro-agent binary> <file>.
+	agentProfile = flag.String("agent-cpu-profile", "", "write a CPU profile of maestro-agent, taken for 5 s from the start of the first row, to this file")
 )
 
 const (
@@ -105,6 +110,8 @@ type figures struct {
 	// direct is the same objects server-side applied straight to the management cluster by a client as
 	// concurrent as the agent: the management cluster's limit. raw is MQTT's.
 	direct, raw result
+	// deliveryCPU and directCPU are the CPU time each process used per bundle in the two rounds.
+	deliveryCPU, directCPU map[string]time.Duration
 }
 
 func TestDeliveryBenchmark(t *testing.T) {
@@ -126,9 +133,18 @@ func TestDeliveryBenchmark(t *testing.T) {
 	src.AddStatusHandler(statuses.record)
 	src.SetSynced()
 	go func() { _ = src.Run(ctx) }()
-	framework.StartProcess(t, framework.ComponentDir(t, "maestro-agent"), framework.Command(t, "maestro-agent"),
+	metrics := "0"
+	if *agentProfile != "" {
+		metrics = "127.0.0.1:" + strconv.Itoa(framework.FreePort(t))
+	}
+	agent := framework.StartProcess(t, framework.ComponentDir(t, "maestro-agent"), framework.Command(t, "maestro-agent"),
 		"--agent-bundle="+broker.AgentBundle(t, sourceID, consumer), "--kubeconfig="+mc.Kubeconfig,
-		"--metrics-bind-address=0", fmt.Sprintf("--workers=%d", *workers))
+		"--metrics-bind-address="+metrics, "--profiling="+strconv.FormatBool(*agentProfile != ""), fmt.Sprintf("--workers=%d", *workers))
+	meter := newCPUMeter()
+	meter.add("mgmt kube-apiserver", mc.APIServer.PID())
+	meter.add("mgmt etcd", mc.Etcd.Members[0].PID())
+	meter.add("maestro-agent", agent.PID())
+	meter.add("test (source, broker, direct client)", os.Getpid())
 
 	// The namespace and one object of each kind first, so that discovery and informers are warm.
 	if err := src.Apply(consumer, "warm-up-namespace", 1, namespaceBundle(t, benchNamespace)); err != nil {
@@ -150,8 +166,23 @@ func TestDeliveryBenchmark(t *testing.T) {
 			t.Fatal(err)
 		}
 		results[i].bundleBytes = len(payload)
+		before := readCPU(t, meter)
+		var profiled chan error
+		if i == 0 && *agentProfile != "" {
+			profiled = make(chan error, 1)
+			go func() { profiled <- fetchProfile("http://"+metrics+"/debug/pprof/profile?seconds=5", *agentProfile) }()
+		}
 		results[i].delivery = deliver(t, src, statuses, i, sc)
+		if profiled != nil {
+			if err := <-profiled; err != nil {
+				t.Errorf("the agent's CPU profile: %v", err)
+			}
+		}
+		between := readCPU(t, meter)
 		results[i].direct = directApply(t, mc, sc)
+		after := readCPU(t, meter)
+		results[i].deliveryCPU = perBundle(before, between)
+		results[i].directCPU = perBundle(between, after)
 		results[i].raw = rawRoundTrips(t, broker, len(payload))
 	}
 
@@ -173,6 +204,66 @@ func TestDeliveryBenchmark(t *testing.T) {
 	}
 	fmt.Printf("direct SSA: the same objects applied by one client with %d concurrent requests (the management cluster's limit);\n"+
 		"raw MQTT RT: QoS 1 publish and echo of the same size through the same broker, %d in flight (the broker's limit).\n", *workers, *inFlight)
+
+	// Where each way spends its CPU: what the agent's path adds to the management cluster, and what it costs itself.
+	w = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "\nCPU ms per bundle\tway\t"+strings.Join(meter.names, "\t")+"\ttotal\t")
+	for i, sc := range scenarios {
+		for _, way := range []struct {
+			name string
+			cpu  map[string]time.Duration
+		}{{"through Maestro", results[i].deliveryCPU}, {"direct SSA", results[i].directCPU}} {
+			fmt.Fprintf(w, "%s\t%s\t", sc.name, way.name)
+			var total time.Duration
+			for _, name := range meter.names {
+				fmt.Fprintf(w, "%.2f\t", ms(way.cpu[name]))
+				total += way.cpu[name]
+			}
+			fmt.Fprintf(w, "%.2f\t\n", ms(total))
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fetchProfile saves what a /debug/pprof URL answers to file.
+func fetchProfile(url, file string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	out, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, resp.Body); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func readCPU(t *testing.T, m *cpuMeter) map[string]time.Duration {
+	t.Helper()
+	used, err := m.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return used
+}
+
+// perBundle is the CPU each process used between two readings, per bundle of a round.
+func perBundle(from, to map[string]time.Duration) map[string]time.Duration {
+	per := map[string]time.Duration{}
+	for name, cpu := range to {
+		per[name] = (cpu - from[name]) / time.Duration(*bundles)
+	}
+	return per
 }
 
 // deliver hands every bundle to the source at once; the clock of each stops at its first status. The
