@@ -1,12 +1,15 @@
 package delivery
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,6 +82,8 @@ func TestClusterBenchmark(t *testing.T) {
 		p50, p99  time.Duration
 		// cpu is the CPU time each process used in the round, per cluster.
 		cpu map[string]time.Duration
+		// requests are the management cluster's requests in the round, per cluster, by verb and resource.
+		requests map[string]float64
 	}
 	var rows []row
 	for i, field := range strings.Split(*clusterCounts, ",") {
@@ -86,6 +91,7 @@ func TestClusterBenchmark(t *testing.T) {
 		if _, err := fmt.Sscan(field, &n); err != nil || n < 1 {
 			t.Fatalf("-clusters %q: want positive numbers", *clusterCounts)
 		}
+		requestsBefore := apiserverRequests(t, mc)
 		before, err := meter.read()
 		if err != nil {
 			t.Fatal(err)
@@ -95,11 +101,17 @@ func TestClusterBenchmark(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		requests := map[string]float64{}
+		for k, v := range apiserverRequests(t, mc) {
+			if d := (v - requestsBefore[k]) / float64(n); d >= 0.05 {
+				requests[k] = d
+			}
+		}
 		cpu := map[string]time.Duration{}
 		for name := range after {
 			cpu[name] = (after[name] - before[name]) / time.Duration(n)
 		}
-		rows = append(rows, row{n, float64(n) / r.elapsed.Seconds(), r.percentile(50), r.percentile(99), cpu})
+		rows = append(rows, row{n, float64(n) / r.elapsed.Seconds(), r.percentile(50), r.percentile(99), cpu, requests})
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "\nHCPClusters from create to Succeeded (server, agent, management cluster and simulator on one machine, simulator answering at once)")
@@ -124,9 +136,58 @@ func TestClusterBenchmark(t *testing.T) {
 		}
 		fmt.Fprintln(w)
 	}
+	fmt.Fprintln(w, "\nManagement cluster requests per cluster (kube-apiserver's apiserver_request_total; watches counted as they start)")
+	for _, r := range rows {
+		keys := slices.Sorted(maps.Keys(r.requests))
+		slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(r.requests[b], r.requests[a]) })
+		fmt.Fprintf(w, "%d clusters\t", r.n)
+		for _, k := range keys {
+			fmt.Fprintf(w, "%s %.2f, ", k, r.requests[k])
+		}
+		fmt.Fprintln(w)
+	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// apiserverRequests reads the management cluster's request counters, summed by verb and resource.
+func apiserverRequests(t *testing.T, mc *framework.ManagementCluster) map[string]float64 {
+	t.Helper()
+	raw, err := mc.Kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]float64{}
+	for line := range strings.Lines(string(raw)) {
+		rest, found := strings.CutPrefix(line, "apiserver_request_total{")
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !found || !ok {
+			continue
+		}
+		var verb, resource, subresource string
+		for kv := range strings.SplitSeq(labels, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			v = strings.Trim(v, `"`)
+			switch k {
+			case "verb":
+				verb = v
+			case "resource":
+				resource = v
+			case "subresource":
+				subresource = v
+			}
+		}
+		if subresource != "" {
+			resource += "/" + subresource
+		}
+		n, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		counts[verb+" "+resource] += n
+	}
+	return counts
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
