@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
@@ -101,19 +102,33 @@ func protobuf(loopback *rest.Config) *rest.Config {
 	return cfg
 }
 
-// start runs the cluster controllers on the server's loopback client until ctx ends, with
-// informers of their own, which end with them. src is nil when Maestro is off.
+// newInformerFactory returns the informers of the server's own resources on client. They keep no managed
+// fields: no controller or plugin reads them, they are a good part of every object the informers hold, and
+// an update without them keeps the stored ones (kube-controller-manager's informers drop them too).
+func newInformerFactory(client versioned.Interface) informers.SharedInformerFactory {
+	return informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(dropManagedFields))
+}
+
+func dropManagedFields(obj any) (any, error) {
+	if accessor, err := meta.Accessor(obj); err == nil {
+		accessor.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
 // serviceOptions are the service's settings that rendering and a new cluster's addresses follow from.
 func (o *ControllerOptions) serviceOptions() render.Options {
 	return render.Options{Environment: o.Environment}
 }
 
+// start runs the cluster controllers on the server's loopback client until ctx ends, with
+// informers of their own, which end with them. src is nil when Maestro is off.
 func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, catalog *versioncatalog.Catalog, src *source.Source) error {
 	client, err := versioned.NewForConfig(protobuf(loopback))
 	if err != nil {
 		return err
 	}
-	factory := informers.NewSharedInformerFactory(client, 0)
+	factory := newInformerFactory(client)
 	var publisher bundle.Publisher = noAgents{}
 	connected := func(string) bool { return false }
 	var agents managementcluster.Agents

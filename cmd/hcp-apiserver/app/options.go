@@ -245,7 +245,7 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 		if err != nil {
 			return nil, err
 		}
-		hcpInformers = informers.NewSharedInformerFactory(client, 0)
+		hcpInformers = newInformerFactory(client)
 		return admissioninit.New(client, hcpInformers, catalog), nil
 	}
 	// A copy, so that Config leaves the options as they were.
