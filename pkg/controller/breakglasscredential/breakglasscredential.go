@@ -19,7 +19,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
@@ -51,8 +50,6 @@ const (
 	DefaultRetention    = 48 * time.Hour
 )
 
-const byCluster = "cluster"
-
 // adapter delivers BreakglassCredentials.
 type adapter struct {
 	client   versioned.Interface
@@ -80,21 +77,16 @@ func New(client versioned.Interface, creds informers.BreakglassCredentialInforme
 	if err != nil {
 		return nil, err
 	}
-	if err := creds.Informer().AddIndexers(cache.Indexers{byCluster: indexByCluster}); err != nil {
-		return nil, err
-	}
 	// A credential waits for its cluster, and is revoked by a revocation of its cluster's credentials.
-	if err := r.FollowChanges(clusters.Informer(), byCluster); err != nil {
+	if err := r.FollowChanges(clusters.Informer(), clusterKeyOf); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-func indexByCluster(obj any) ([]string, error) {
-	if c, ok := obj.(*v1alpha1.BreakglassCredential); ok {
-		return []string{c.Namespace + "/" + c.Spec.ClusterName}, nil
-	}
-	return nil, nil
+// clusterKeyOf is the key of the credential's cluster, <namespace>/<spec.clusterName>.
+func clusterKeyOf(c *v1alpha1.BreakglassCredential) string {
+	return c.Namespace + "/" + c.Spec.ClusterName
 }
 
 func (a *adapter) Client(namespace string) bundle.Client[*v1alpha1.BreakglassCredential] {

@@ -50,6 +50,7 @@ type Reconciler[T Object[T]] struct {
 	name string
 	// suffix follows the UID in the bundle IDs of a Secondary adapter.
 	suffix    string
+	informer  cache.SharedIndexInformer
 	indexer   cache.Indexer
 	adapter   Adapter[T]
 	publisher Publisher
@@ -77,7 +78,7 @@ type publication struct {
 func New[T Object[T]](name string, informer cache.SharedIndexInformer, adapter Adapter[T], publisher Publisher,
 	synced ...cache.InformerSynced) (*Reconciler[T], error) {
 	r := &Reconciler[T]{
-		name: name, indexer: informer.GetIndexer(), adapter: adapter, publisher: publisher,
+		name: name, informer: informer, indexer: informer.GetIndexer(), adapter: adapter, publisher: publisher,
 		synced:  append([]cache.InformerSynced{informer.HasSynced}, synced...),
 		reports: map[string]source.BundleStatus{}, deleted: sets.New[string](), published: map[string]publication{},
 	}
@@ -120,9 +121,19 @@ func (r *Reconciler[T]) forget(obj any) {
 func (r *Reconciler[T]) Enqueue(obj any) { r.queue.Enqueue(obj) }
 
 // FollowChanges queues, on every change of an object of what (an HCPCluster, say), the objects of the
-// kind that index under its namespace/name key in the kind's informer index: a node pool or a credential
-// waits for its cluster, and goes with it.
-func (r *Reconciler[T]) FollowChanges(what cache.SharedIndexInformer, index string) error {
+// kind that depend on it: those for which dependsOn returns its namespace/name key. A node pool or a
+// credential waits for its cluster, and goes with it. Call it before the informers start.
+func (r *Reconciler[T]) FollowChanges(what cache.SharedIndexInformer, dependsOn func(T) string) error {
+	index := r.name + "/depends-on"
+	err := r.informer.AddIndexers(cache.Indexers{index: func(obj any) ([]string, error) {
+		if o, ok := obj.(T); ok {
+			return []string{dependsOn(o)}, nil
+		}
+		return nil, nil
+	}})
+	if err != nil {
+		return err
+	}
 	enqueue := func(obj any) {
 		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 		if err != nil {
@@ -133,7 +144,7 @@ func (r *Reconciler[T]) FollowChanges(what cache.SharedIndexInformer, index stri
 			r.queue.Enqueue(d)
 		}
 	}
-	_, err := what.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, err = what.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueue,
 		UpdateFunc: func(_, obj any) { enqueue(obj) },
 		DeleteFunc: enqueue,

@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
@@ -33,8 +32,6 @@ import (
 
 // Name names the reconciler in logs and in the managed fields of what it writes.
 const Name = "nodepool-delivery"
-
-const byCluster = "cluster"
 
 // adapter delivers NodePools.
 type adapter struct {
@@ -54,22 +51,16 @@ func New(client versioned.Interface, pools informers.NodePoolInformer, clusters 
 	if err != nil {
 		return nil, err
 	}
-	if err := pools.Informer().AddIndexers(cache.Indexers{byCluster: indexByCluster}); err != nil {
-		return nil, err
-	}
 	// A pool waits for its cluster to be placed and delivered, and goes once its cluster is gone.
-	if err := r.FollowChanges(clusters.Informer(), byCluster); err != nil {
+	if err := r.FollowChanges(clusters.Informer(), clusterKeyOf); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// indexByCluster keys a pool by the key of its cluster, <namespace>/<spec.clusterName>.
-func indexByCluster(obj any) ([]string, error) {
-	if np, ok := obj.(*v1alpha1.NodePool); ok {
-		return []string{np.Namespace + "/" + np.Spec.ClusterName}, nil
-	}
-	return nil, nil
+// clusterKeyOf is the key of the pool's cluster, <namespace>/<spec.clusterName>.
+func clusterKeyOf(np *v1alpha1.NodePool) string {
+	return np.Namespace + "/" + np.Spec.ClusterName
 }
 
 func (a *adapter) Client(namespace string) bundle.Client[*v1alpha1.NodePool] {
