@@ -200,8 +200,10 @@ func (a *Agent) stillWaiting(ctx context.Context, id string, bundle *protocol.Ma
 	}
 	// Also starts the informers of the bundle's resources, whose deletion events objectGone hears.
 	holds, known := a.watcher.holdsObjectsOf(id, resources)
-	if !known {
-		// An object gone before the informers listed sends no event: look again once they have.
+	if !known && !waited {
+		// An object gone before the informers listed sends no event: look again once they have. Once per
+		// bundle: a later look that finds them not listed yet comes from an event or a repeat, and this
+		// one is still waiting.
 		a.waiters.Go(func() {
 			if a.watcher.waitOwnedListed(ctx, resources) {
 				a.objectGone(id)
