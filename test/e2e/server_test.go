@@ -87,16 +87,25 @@ func (s *server) failKubectl(t *testing.T, args ...string) string {
 	return out
 }
 
-// kubectl runs kubectl with exactly args, with no input, and gives up after commandTimeout.
+// kubectl runs kubectl with exactly args, with no input, and gives up after commandTimeout, or, for a
+// command given a longer --timeout (kubectl wait), 30 s after that.
 func kubectl(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	limit := commandTimeout
+	for _, arg := range args {
+		if v, ok := strings.CutPrefix(arg, "--timeout="); ok {
+			if d, err := time.ParseDuration(v); err == nil && d+30*time.Second > limit {
+				limit = d + 30*time.Second
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "kubectl", args...)
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
-		err = fmt.Errorf("kubectl did not finish within %v: %w", commandTimeout, err)
+		err = fmt.Errorf("kubectl did not finish within %v: %w", limit, err)
 	}
 	return string(out), err
 }

@@ -19,6 +19,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
@@ -82,8 +83,9 @@ func TestClusterBenchmark(t *testing.T) {
 		p50, p99  time.Duration
 		// cpu is the CPU time each process used in the round, per cluster.
 		cpu map[string]time.Duration
-		// requests are the management cluster's requests in the round, per cluster, by verb and resource.
-		requests map[string]float64
+		// requests are the management cluster's requests in the round, per cluster, by verb and resource;
+		// serverRequests are hcp-apiserver's.
+		requests, serverRequests map[string]float64
 	}
 	var rows []row
 	for i, field := range strings.Split(*clusterCounts, ",") {
@@ -91,7 +93,8 @@ func TestClusterBenchmark(t *testing.T) {
 		if _, err := fmt.Sscan(field, &n); err != nil || n < 1 {
 			t.Fatalf("-clusters %q: want positive numbers", *clusterCounts)
 		}
-		requestsBefore := apiserverRequests(t, mc)
+		mcMetrics, serverMetrics := mc.Kube.CoreV1().RESTClient(), client.HcpV1alpha1().RESTClient()
+		requestsBefore, serverRequestsBefore := apiserverRequests(t, mcMetrics), apiserverRequests(t, serverMetrics)
 		before, err := meter.read()
 		if err != nil {
 			t.Fatal(err)
@@ -101,17 +104,13 @@ func TestClusterBenchmark(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		requests := map[string]float64{}
-		for k, v := range apiserverRequests(t, mc) {
-			if d := (v - requestsBefore[k]) / float64(n); d >= 0.05 {
-				requests[k] = d
-			}
-		}
+		requests := perCluster(requestsBefore, apiserverRequests(t, mcMetrics), n)
+		serverRequests := perCluster(serverRequestsBefore, apiserverRequests(t, serverMetrics), n)
 		cpu := map[string]time.Duration{}
 		for name := range after {
 			cpu[name] = (after[name] - before[name]) / time.Duration(n)
 		}
-		rows = append(rows, row{n, float64(n) / r.elapsed.Seconds(), r.percentile(50), r.percentile(99), cpu, requests})
+		rows = append(rows, row{n, float64(n) / r.elapsed.Seconds(), r.percentile(50), r.percentile(99), cpu, requests, serverRequests})
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "\nHCPClusters from create to Succeeded (server, agent, management cluster and simulator on one machine, simulator answering at once)")
@@ -136,25 +135,44 @@ func TestClusterBenchmark(t *testing.T) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "\nManagement cluster requests per cluster (kube-apiserver's apiserver_request_total; watches counted as they start)")
-	for _, r := range rows {
-		keys := slices.Sorted(maps.Keys(r.requests))
-		slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(r.requests[b], r.requests[a]) })
-		fmt.Fprintf(w, "%d clusters\t", r.n)
-		for _, k := range keys {
-			fmt.Fprintf(w, "%s %.2f, ", k, r.requests[k])
+	for _, server := range []struct {
+		name     string
+		requests func(row) map[string]float64
+	}{{"Management cluster", func(r row) map[string]float64 { return r.requests }}, {"hcp-apiserver", func(r row) map[string]float64 { return r.serverRequests }}} {
+		fmt.Fprintf(w, "\n%s requests per cluster (apiserver_request_total; watches counted as they start)\n", server.name)
+		for _, r := range rows {
+			requests := server.requests(r)
+			keys := slices.Sorted(maps.Keys(requests))
+			slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(requests[b], requests[a]) })
+			fmt.Fprintf(w, "%d clusters: ", r.n)
+			for _, k := range keys {
+				fmt.Fprintf(w, "%s %.2f, ", k, requests[k])
+			}
+			fmt.Fprintln(w)
 		}
-		fmt.Fprintln(w)
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// apiserverRequests reads the management cluster's request counters, summed by verb and resource.
-func apiserverRequests(t *testing.T, mc *framework.ManagementCluster) map[string]float64 {
+// perCluster is what a counter grew by in a round of n clusters, per cluster; counters that grew by less
+// than one in twenty clusters are left out.
+func perCluster(before, after map[string]float64, n int) map[string]float64 {
+	per := map[string]float64{}
+	for k, v := range after {
+		if d := (v - before[k]) / float64(n); d >= 0.05 {
+			per[k] = d
+		}
+	}
+	return per
+}
+
+// apiserverRequests reads an API server's request counters through one of its REST clients, summed by verb
+// and resource.
+func apiserverRequests(t *testing.T, server rest.Interface) map[string]float64 {
 	t.Helper()
-	raw, err := mc.Kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(t.Context())
+	raw, err := server.Get().AbsPath("/metrics").DoRaw(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
