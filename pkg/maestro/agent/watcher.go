@@ -403,13 +403,7 @@ func (w *Watcher) cachedOwned(gvr schema.GroupVersionResource, namespace, name s
 // false while one of them has not listed its objects yet (this call starts those not running). It lets a
 // bundle waiting for its objects to go be checked without a request to the management cluster.
 func (w *Watcher) holdsObjectsOf(bundleID string, resources []schema.GroupVersionResource) (holds, known bool) {
-	w.mu.Lock()
-	informers := make([]cache.SharedIndexInformer, 0, len(resources))
-	for _, gvr := range resources {
-		informers = append(informers, w.watchOwnedLocked(gvr).informer)
-	}
-	w.mu.Unlock()
-	for _, informer := range informers {
+	for _, informer := range w.ownedInformers(resources) {
 		if !informer.HasSynced() {
 			return false, false
 		}
@@ -426,13 +420,22 @@ func (w *Watcher) holdsObjectsOf(bundleID string, resources []schema.GroupVersio
 
 // waitOwnedListed waits until the informers of resources have listed their objects; false if ctx ends first.
 func (w *Watcher) waitOwnedListed(ctx context.Context, resources []schema.GroupVersionResource) bool {
-	w.mu.Lock()
-	synced := make([]cache.InformerSynced, 0, len(resources))
-	for _, gvr := range resources {
-		synced = append(synced, w.watchOwnedLocked(gvr).informer.HasSynced)
+	var synced []cache.InformerSynced
+	for _, informer := range w.ownedInformers(resources) {
+		synced = append(synced, informer.HasSynced)
 	}
-	w.mu.Unlock()
 	return cache.WaitForCacheSync(ctx.Done(), synced...)
+}
+
+// ownedInformers returns the informers on the labelled objects of resources, started if they were not.
+func (w *Watcher) ownedInformers(resources []schema.GroupVersionResource) []cache.SharedIndexInformer {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	informers := make([]cache.SharedIndexInformer, 0, len(resources))
+	for _, gvr := range resources {
+		informers = append(informers, w.watchOwnedLocked(gvr).informer)
+	}
+	return informers
 }
 
 // bundleIndex indexes the labelled objects by the bundle they belong to.
