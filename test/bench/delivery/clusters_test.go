@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"bytes"
 	"cmp"
 	"flag"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +17,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -95,22 +97,12 @@ func TestClusterBenchmark(t *testing.T) {
 		}
 		mcMetrics, serverMetrics := mc.Kube.CoreV1().RESTClient(), client.HcpV1alpha1().RESTClient()
 		requestsBefore, serverRequestsBefore := apiserverRequests(t, mcMetrics), apiserverRequests(t, serverMetrics)
-		before, err := meter.read()
-		if err != nil {
-			t.Fatal(err)
-		}
+		before := meter.mustRead(t)
 		r := clustersRound(t, client, fmt.Sprintf("round-%d", i), n)
-		after, err := meter.read()
-		if err != nil {
-			t.Fatal(err)
-		}
+		after := meter.mustRead(t)
 		requests := perCluster(requestsBefore, apiserverRequests(t, mcMetrics), n)
 		serverRequests := perCluster(serverRequestsBefore, apiserverRequests(t, serverMetrics), n)
-		cpu := map[string]time.Duration{}
-		for name := range after {
-			cpu[name] = (after[name] - before[name]) / time.Duration(n)
-		}
-		rows = append(rows, row{n, float64(n) / r.elapsed.Seconds(), r.percentile(50), r.percentile(99), cpu, requests, serverRequests})
+		rows = append(rows, row{n, float64(n) / r.elapsed.Seconds(), r.percentile(50), r.percentile(99), cpuPer(before, after, n), requests, serverRequests})
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "\nHCPClusters from create to Succeeded (server, agent, management cluster and simulator on one machine, simulator answering at once)")
@@ -176,34 +168,22 @@ func apiserverRequests(t *testing.T, server rest.Interface) map[string]float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("the metrics of %s: %v", server.Get().AbsPath("/metrics").URL(), err)
+	}
 	counts := map[string]float64{}
-	for line := range strings.Lines(string(raw)) {
-		rest, found := strings.CutPrefix(line, "apiserver_request_total{")
-		labels, value, ok := strings.Cut(rest, "} ")
-		if !found || !ok {
-			continue
+	for _, metric := range families["apiserver_request_total"].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range metric.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
 		}
-		var verb, resource, subresource string
-		for kv := range strings.SplitSeq(labels, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			v = strings.Trim(v, `"`)
-			switch k {
-			case "verb":
-				verb = v
-			case "resource":
-				resource = v
-			case "subresource":
-				subresource = v
-			}
+		resource := labels["resource"]
+		if labels["subresource"] != "" {
+			resource += "/" + labels["subresource"]
 		}
-		if subresource != "" {
-			resource += "/" + subresource
-		}
-		n, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			continue
-		}
-		counts[verb+" "+resource] += n
+		counts[labels["verb"]+" "+resource] += metric.GetCounter().GetValue()
 	}
 	return counts
 }

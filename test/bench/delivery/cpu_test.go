@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"testing"
 	"time"
 
 	"github.com/aro-hcp/hcp-apiserver/test/framework"
@@ -30,4 +31,23 @@ func (m *cpuMeter) read() (map[string]time.Duration, error) {
 		used[name] = cpu
 	}
 	return used, nil
+}
+
+// mustRead is read that fails the test on an error.
+func (m *cpuMeter) mustRead(t *testing.T) map[string]time.Duration {
+	t.Helper()
+	used, err := m.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return used
+}
+
+// cpuPer is the CPU each process used between two readings, divided by n (the bundles or clusters of a round).
+func cpuPer(from, to map[string]time.Duration, n int) map[string]time.Duration {
+	per := map[string]time.Duration{}
+	for name, cpu := range to {
+		per[name] = (cpu - from[name]) / time.Duration(n)
+	}
+	return per
 }

@@ -166,7 +166,7 @@ func TestDeliveryBenchmark(t *testing.T) {
 			t.Fatal(err)
 		}
 		results[i].bundleBytes = len(payload)
-		before := readCPU(t, meter)
+		before := meter.mustRead(t)
 		var profiled chan error
 		if i == 0 && *agentProfile != "" {
 			profiled = make(chan error, 1)
@@ -178,11 +178,11 @@ func TestDeliveryBenchmark(t *testing.T) {
 				t.Errorf("the agent's CPU profile: %v", err)
 			}
 		}
-		between := readCPU(t, meter)
+		between := meter.mustRead(t)
 		results[i].direct = directApply(t, mc, sc)
-		after := readCPU(t, meter)
-		results[i].deliveryCPU = perBundle(before, between)
-		results[i].directCPU = perBundle(between, after)
+		after := meter.mustRead(t)
+		results[i].deliveryCPU = cpuPer(before, between, *bundles)
+		results[i].directCPU = cpuPer(between, after, *bundles)
 		results[i].raw = rawRoundTrips(t, broker, len(payload))
 	}
 
@@ -246,24 +246,6 @@ func fetchProfile(url, file string) error {
 		return err
 	}
 	return out.Close()
-}
-
-func readCPU(t *testing.T, m *cpuMeter) map[string]time.Duration {
-	t.Helper()
-	used, err := m.read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return used
-}
-
-// perBundle is the CPU each process used between two readings, per bundle of a round.
-func perBundle(from, to map[string]time.Duration) map[string]time.Duration {
-	per := map[string]time.Duration{}
-	for name, cpu := range to {
-		per[name] = (cpu - from[name]) / time.Duration(*bundles)
-	}
-	return per
 }
 
 // deliver hands every bundle to the source at once; the clock of each stops at its first status. The
