@@ -28,10 +28,6 @@ import (
 // ConnectedFunc says whether the agent of a consumer is connected.
 type ConnectedFunc func(consumer string) bool
 
-// retryUnplaced is how often a cluster that fits nowhere is tried again: agents connecting are not
-// events the informers see.
-const retryUnplaced = 10 * time.Second
-
 // byManagementCluster indexes HCPClusters by status.managementCluster, to count each one's load.
 const byManagementCluster = "managementCluster"
 
@@ -132,9 +128,11 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 			c.assumed[chosen.Name] = sets.New[string]()
 		}
 		c.assumed[chosen.Name].Insert(key)
-		return 0, nil
 	}
-	return retryUnplaced, nil
+	// A cluster that fits nowhere waits for a management cluster to change: the managementcluster
+	// controller writes AgentConnected when an agent comes or goes and the load when clusters leave,
+	// so every change that could make room is an update event here, and no timer polls 100,000 clusters.
+	return 0, nil
 }
 
 // choose returns the management cluster for cluster, or why there is none.

@@ -3,16 +3,21 @@
 // same dynamic JSON client does the same creates, gets and lists on each, so the CPU time of each server
 // and its etcd, read from /proc, is the cost of the same work. It prints figures and asserts none.
 //
+// Rounds of growing object counts show how each side scales, and -plot draws that:
+//
 //	go test -count=1 -timeout 30m -run TestCRDPeerBenchmark -v ./test/bench/peer -args -objects 3000
+//	go test -count=1 -timeout 90m -run TestCRDPeerBenchmark -v ./test/bench/peer -args -objects 1000,10000,100000 -plot ../peer-growth.svg
 package peer
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,9 +39,10 @@ import (
 )
 
 var (
-	objects = flag.Int("objects", 300, "HCPClusters created, got and listed on each side")
-	clients = flag.Int("clients", 16, "concurrent clients for creates and gets")
-	lists   = flag.Int("lists", 5, "lists of all the objects on each side, one after another")
+	objects  = flag.String("objects", "300", "comma-separated HCPCluster counts, one round each: a round adds objects on each side up to its count, gets the new ones and lists them all")
+	clients  = flag.Int("clients", 16, "concurrent clients for creates and gets")
+	lists    = flag.Int("lists", 5, "lists of all the objects on each side per round, one after another")
+	plotFile = flag.String("plot", "", "an SVG file to draw creates/s, list latency and RSS against the object count into; none when empty")
 )
 
 var hcpClusters = schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: "v1alpha1", Resource: "hcpclusters"}
@@ -48,15 +54,24 @@ type side struct {
 	server, etcd *framework.Process
 }
 
-// result is what one side did with the same work.
+// result is what one side did in one round.
 type result struct {
-	creates, gets time.Duration
+	objects       int           // objects held after the round
+	created       int           // objects created, and got, in the round
+	creates, gets time.Duration // how long the creates and the gets took
 	list          time.Duration // mean of the raw lists
-	cpu           time.Duration // server and etcd, over creates, gets and lists
+	cpu           time.Duration // server and etcd, from the round's first create until both were idle again
 	rss           int64         // server and etcd, after the lists
 }
 
+func (r result) createsPerSecond() float64 { return float64(r.created) / r.creates.Seconds() }
+func (r result) getsPerSecond() float64    { return float64(r.created) / r.gets.Seconds() }
+
 func TestCRDPeerBenchmark(t *testing.T) {
+	counts, err := parseCounts(*objects)
+	if err != nil {
+		t.Fatalf("-objects: %v", err)
+	}
 	kube := framework.StartKubeAPIServer(t)
 	kube.InstallCRD(t, hcpClusterCRD(t, v1alpha1.GroupName))
 	etcd := framework.StartEtcd(t)
@@ -69,30 +84,67 @@ func TestCRDPeerBenchmark(t *testing.T) {
 		{name: "CRD on kube-apiserver", config: kube.Config, server: kube.APIServer, etcd: kube.Etcd.Members[0]},
 		{name: "hcp-apiserver", config: hcpConfig, server: hcp.Process, etcd: etcd.Members[0]},
 	}
-	results := make([]result, len(sides))
-	for i, s := range sides {
-		results[i] = measure(t, s)
+	// results[i][j]: side i in round j. The sides take turns within a round, so that both meet the
+	// machine in the same state, and each keeps its objects from one round to the next.
+	results := make([][]result, len(sides))
+	held := 0
+	for _, n := range counts {
+		for i, s := range sides {
+			r := measure(t, s, held, n)
+			results[i] = append(results[i], r)
+			t.Logf("%s: %d objects, %.0f creates/s, %.0f gets/s, list %v, CPU %.2f s, RSS %d MiB", s.name, n,
+				r.createsPerSecond(), r.getsPerSecond(), r.list.Round(time.Millisecond), r.cpu.Seconds(), r.rss>>20)
+		}
+		held = n
 	}
 
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "\n%d HCPClusters, %d clients, dynamic JSON client; CPU and RSS of the server and its etcd\n", *objects, *clients)
-	fmt.Fprintln(w, "side\tcreates/s\tgets/s\traw list\tCPU s\tRSS MiB\t")
-	for i, s := range sides {
-		r := results[i]
-		fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%v\t%.2f\t%d\t\n", s.name, perSecond(r.creates), perSecond(r.gets),
-			r.list.Round(time.Millisecond), r.cpu.Seconds(), r.rss>>20)
+	fmt.Fprintf(w, "\nHCPClusters, %d clients, dynamic JSON client; CPU (the round's creates, gets, lists and what followed) and RSS of the server and its etcd\n", *clients)
+	fmt.Fprintln(w, "objects\tside\tcreates/s\tgets/s\traw list\tCPU s\tRSS MiB\t")
+	for j := range counts {
+		for i, s := range sides {
+			r := results[i][j]
+			fmt.Fprintf(w, "%d\t%s\t%.0f\t%.0f\t%v\t%.2f\t%d\t\n", r.objects, s.name, r.createsPerSecond(), r.getsPerSecond(),
+				r.list.Round(time.Millisecond), r.cpu.Seconds(), r.rss>>20)
+		}
+		peer, ours := results[0][j], results[1][j]
+		fmt.Fprintf(w, "%d\thcp-apiserver / peer\tx%.2f\tx%.2f\tx%.2f faster\tx%.2f\tx%.2f\t\n", ours.objects,
+			ours.createsPerSecond()/peer.createsPerSecond(), ours.getsPerSecond()/peer.getsPerSecond(),
+			peer.list.Seconds()/ours.list.Seconds(), ours.cpu.Seconds()/peer.cpu.Seconds(), float64(ours.rss)/float64(peer.rss))
 	}
-	peer, ours := results[0], results[1]
-	fmt.Fprintf(w, "hcp-apiserver / peer\tx%.2f\tx%.2f\tx%.2f faster\tx%.2f\tx%.2f\t\n",
-		perSecond(ours.creates)/perSecond(peer.creates), perSecond(ours.gets)/perSecond(peer.gets),
-		peer.list.Seconds()/ours.list.Seconds(), ours.cpu.Seconds()/peer.cpu.Seconds(), float64(ours.rss)/float64(peer.rss))
 	w.Flush()
+
+	if *plotFile != "" {
+		names := make([]string, len(sides))
+		for i, s := range sides {
+			names[i] = s.name
+		}
+		if err := drawGrowth(*plotFile, names, results); err != nil {
+			t.Fatalf("drawing %s: %v", *plotFile, err)
+		}
+		fmt.Printf("\ndrawn into %s\n", *plotFile)
+	}
 }
 
-func perSecond(d time.Duration) float64 { return float64(*objects) / d.Seconds() }
+// parseCounts reads -objects: positive counts, each larger than the one before.
+func parseCounts(s string) ([]int, error) {
+	var counts []int
+	for _, field := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a positive number of objects", field)
+		}
+		if len(counts) > 0 && n <= counts[len(counts)-1] {
+			return nil, fmt.Errorf("%d after %d: each round must add objects", n, counts[len(counts)-1])
+		}
+		counts = append(counts, n)
+	}
+	return counts, nil
+}
 
-// measure creates, gets and lists the objects on one side, and reads what that cost its processes.
-func measure(t *testing.T, s side) result {
+// measure brings one side from held objects to n: it creates the new ones, gets each of them, lists all
+// of them raw, and reads what that cost its processes.
+func measure(t *testing.T, s side, held, n int) result {
 	t.Helper()
 	ctx := t.Context()
 	cfg := rest.CopyConfig(s.config)
@@ -104,15 +156,15 @@ func measure(t *testing.T, s side) result {
 	clusters := client.Resource(hcpClusters).Namespace("default")
 	before := cpu(t, s)
 
-	var r result
-	r.creates = parallel(t, func(i int) error {
+	r := result{objects: n, created: n - held}
+	r.creates = parallel(t, held, n, func(i int) error {
 		obj, err := clusterObject(i)
 		if err == nil {
 			_, err = clusters.Create(ctx, obj, metav1.CreateOptions{})
 		}
 		return err
 	})
-	r.gets = parallel(t, func(i int) error {
+	r.gets = parallel(t, held, n, func(i int) error {
 		_, err := clusters.Get(ctx, name(i), metav1.GetOptions{})
 		return err
 	})
@@ -130,11 +182,13 @@ func measure(t *testing.T, s side) result {
 			t.Fatalf("%s: listing: %v", s.name, err)
 		}
 		listed += time.Since(start)
-		if n := strings.Count(string(body), `"uid":`); n != *objects { // one per object: items of a typed list carry no kind
-			t.Fatalf("%s: a list returned %d HCPClusters, want %d", s.name, n, *objects)
+		if got := bytes.Count(body, []byte(`"uid":`)); got != n { // one per object: items of a typed list carry no kind
+			t.Fatalf("%s: a list returned %d HCPClusters, want %d", s.name, got, n)
 		}
 	}
 	r.list = listed / time.Duration(*lists)
+	// What the creates set off (the controllers' writes, compaction) belongs to the round too.
+	waitIdle(t, s)
 	r.cpu = cpu(t, s) - before
 	for _, p := range []*framework.Process{s.server, s.etcd} {
 		rss, err := framework.ProcessRSS(p.PID())
@@ -146,10 +200,33 @@ func measure(t *testing.T, s side) result {
 	return r
 }
 
-// parallel calls call for 0..objects-1 from clients goroutines and returns how long they all took.
-func parallel(t *testing.T, call func(i int) error) time.Duration {
+// idle is the CPU share below which a side counts as done with its work: an idle server still ticks.
+const idle = 0.05
+
+// waitIdle waits until the side's server and etcd have used under idle of a core for two seconds.
+func waitIdle(t *testing.T, s side) {
+	t.Helper()
+	const window = 2 * time.Second
+	deadline := time.Now().Add(5 * time.Minute)
+	for last := cpu(t, s); ; {
+		time.Sleep(window)
+		now := cpu(t, s)
+		if float64(now-last) < idle*float64(window) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Logf("%s: still busy (%.0f%% of a core) five minutes after its round; its CPU so far counts", s.name, 100*float64(now-last)/float64(window))
+			return
+		}
+		last = now
+	}
+}
+
+// parallel calls call for from..to-1 from clients goroutines and returns how long they all took.
+func parallel(t *testing.T, from, to int, call func(i int) error) time.Duration {
 	t.Helper()
 	var next atomic.Int64
+	next.Store(int64(from))
 	var failed atomic.Value
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -157,7 +234,7 @@ func parallel(t *testing.T, call func(i int) error) time.Duration {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < *objects; i = int(next.Add(1)) - 1 {
+			for i := int(next.Add(1)) - 1; i < to; i = int(next.Add(1)) - 1 {
 				if err := call(i); err != nil {
 					failed.CompareAndSwap(nil, err)
 					return
