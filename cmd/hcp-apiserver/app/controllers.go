@@ -123,14 +123,18 @@ func (o *ControllerOptions) serviceOptions() render.Options {
 	return render.Options{Environment: o.Environment}
 }
 
-// start runs the cluster controllers on the server's loopback client until ctx ends, with
-// informers of their own, which end with them. src is nil when Maestro is off.
-func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, catalog *versioncatalog.Catalog, src *source.Source) error {
+// start runs the cluster controllers on the server's loopback client until ctx ends, on the server's
+// shared informers (see termInformers); informers that only the controllers read start with them and run
+// until serverDone. src is nil when Maestro is off.
+func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, shared informers.SharedInformerFactory,
+	serverDone <-chan struct{}, catalog *versioncatalog.Catalog, src *source.Source) error {
 	client, err := versioned.NewForConfig(protobuf(loopback))
 	if err != nil {
 		return err
 	}
-	factory := newInformerFactory(client)
+	if shared == nil { // no admission plugin asked for informers
+		shared = newInformerFactory(client)
+	}
 	var publisher bundle.Publisher = noAgents{}
 	connected := func(string) bool { return false }
 	var agents managementcluster.Agents
@@ -144,51 +148,53 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, ca
 			return fmt.Errorf("--pull-secret-file: %w", err)
 		}
 	}
-	hcp := factory.Hcp().V1alpha1()
-	versions, err := version.New(client, hcp.HCPClusters(), catalog)
+	term, hcp := newTermInformers(ctx), shared.Hcp().V1alpha1()
+	clusterInformer, poolInformer, credentialInformer := lend(term, hcp.HCPClusters()), lend(term, hcp.NodePools()), lend(term, hcp.BreakglassCredentials())
+	mcInformer, operationInformer, subscriptionInformer := lend(term, hcp.ManagementClusters()), lend(term, hcp.ARMOperations()), lend(term, hcp.ARMSubscriptions())
+	versions, err := version.New(client, clusterInformer, catalog)
 	if err != nil {
 		return err
 	}
-	placements, err := placement.New(client, hcp.HCPClusters(), hcp.ManagementClusters(), connected)
+	placements, err := placement.New(client, clusterInformer, mcInformer, connected)
 	if err != nil {
 		return err
 	}
 	gate := bundle.NewOfferGate(publisher.SetSynced)
-	clusters, err := hcpcluster.New(client, hcp.HCPClusters(), hcp.ManagementClusters(), hcp.NodePools(), hcp.BreakglassCredentials(),
+	clusters, err := hcpcluster.New(client, clusterInformer, mcInformer, poolInformer, credentialInformer,
 		catalog, bundle.Gate(publisher, gate), hcpcluster.Options{Render: renderOptions, CreateDeadline: o.CreateDeadline})
 	if err != nil {
 		return err
 	}
-	pools, err := nodepool.New(client, hcp.NodePools(), hcp.HCPClusters(), hcp.ManagementClusters(), catalog,
+	pools, err := nodepool.New(client, poolInformer, clusterInformer, mcInformer, catalog,
 		bundle.Gate(publisher, gate), renderOptions)
 	if err != nil {
 		return err
 	}
-	credentials, err := breakglasscredential.New(client, hcp.BreakglassCredentials(), hcp.HCPClusters(), hcp.ManagementClusters(),
+	credentials, err := breakglasscredential.New(client, credentialInformer, clusterInformer, mcInformer,
 		bundle.Gate(publisher, gate), breakglasscredential.Options{
 			IssueTimeout: o.BreakglassIssueTimeout, Retention: o.BreakglassRetention, Environment: o.Environment,
 		})
 	if err != nil {
 		return err
 	}
-	revocations, err := credentialrevocation.New(client, hcp.HCPClusters(), hcp.ManagementClusters(), bundle.Gate(publisher, gate), o.Environment)
+	revocations, err := credentialrevocation.New(client, clusterInformer, mcInformer, bundle.Gate(publisher, gate), o.Environment)
 	if err != nil {
 		return err
 	}
-	mcStatus, err := managementcluster.New(client, hcp.ManagementClusters(), hcp.HCPClusters(), hcp.NodePools(), agents)
+	mcStatus, err := managementcluster.New(client, mcInformer, clusterInformer, poolInformer, agents)
 	if err != nil {
 		return err
 	}
-	operations, err := armoperation.New(client, hcp.ARMOperations(), hcp.HCPClusters(), hcp.NodePools(), hcp.BreakglassCredentials(),
+	operations, err := armoperation.New(client, operationInformer, clusterInformer, poolInformer, credentialInformer,
 		o.ARMOperationRetention)
 	if err != nil {
 		return err
 	}
-	subscriptions, err := armsubscription.New(client, hcp.ARMSubscriptions(), hcp.HCPClusters())
+	subscriptions, err := armsubscription.New(client, subscriptionInformer, clusterInformer)
 	if err != nil {
 		return err
 	}
-	factory.Start(ctx.Done())
+	shared.Start(serverDone)
 	klog.FromContext(ctx).Info("Starting the cluster controllers", "environment", o.Environment)
 	go versions.Run(ctx, 2)
 	go placements.Run(ctx)

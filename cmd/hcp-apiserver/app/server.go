@@ -153,7 +153,7 @@ func Run(ctx context.Context, o *Options) error {
 			return err
 		}
 	}
-	loopback := config.GenericConfig.LoopbackClientConfig
+	loopback, serverDone := config.GenericConfig.LoopbackClientConfig, ctx.Done()
 	// The controllers and the Maestro source run on one replica only: with an embedded etcd there is
 	// one; replicas sharing --etcd-servers elect a leader.
 	lead := func(ctx context.Context) {
@@ -170,7 +170,7 @@ func Run(ctx context.Context, o *Options) error {
 				}
 			}()
 		}
-		if err := o.Controllers.start(ctx, loopback, completed.Catalog, src); err != nil {
+		if err := o.Controllers.start(ctx, loopback, config.InformerFactory, serverDone, completed.Catalog, src); err != nil {
 			logger.Error(err, "Cannot start the cluster controllers")
 			return
 		}

@@ -42,7 +42,7 @@ var (
 	objects  = flag.String("objects", "300", "comma-separated HCPCluster counts, one round each: a round adds objects on each side up to its count, gets the new ones and lists them all")
 	clients  = flag.Int("clients", 16, "concurrent clients for creates and gets")
 	lists    = flag.Int("lists", 5, "lists of all the objects on each side per round, one after another")
-	plotFile = flag.String("plot", "", "an SVG file to draw creates/s, list latency and RSS against the object count into; none when empty")
+	plotFile = flag.String("plot", "", "a file (.svg, .png) to draw creates/s, list latency and RSS against the object count into; none when empty")
 )
 
 var hcpClusters = schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: "v1alpha1", Resource: "hcpclusters"}

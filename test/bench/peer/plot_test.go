@@ -4,19 +4,20 @@ import (
 	"fmt"
 	"image/color"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // sideColors tell the sides apart in every panel: the peer grey, hcp-apiserver blue.
 var sideColors = []color.Color{color.RGBA{R: 120, G: 120, B: 120, A: 255}, color.RGBA{R: 30, G: 90, B: 200, A: 255}}
 
 // drawGrowth draws, against the number of objects held, each side's creates/s, raw list latency and RSS:
-// three panels side by side in one SVG file. gonum/plot draws it, so the benchmark needs no other tool.
+// three panels side by side in one file. gonum/plot draws it, so the benchmark needs no other tool.
 func drawGrowth(path string, names []string, results [][]result) error {
 	panels := []struct {
 		title, unit string
@@ -51,7 +52,11 @@ func drawGrowth(path string, names []string, results [][]result) error {
 		row[j] = p
 	}
 
-	canvas := vgsvg.New(36*vg.Centimeter, 11*vg.Centimeter)
+	// The file's extension picks the format: .svg, .png, .pdf and the others gonum/plot writes.
+	canvas, err := draw.NewFormattedCanvas(36*vg.Centimeter, 11*vg.Centimeter, strings.TrimPrefix(filepath.Ext(path), "."))
+	if err != nil {
+		return err
+	}
 	tiles := draw.Tiles{Rows: 1, Cols: len(row), PadX: vg.Centimeter, PadTop: 3 * vg.Millimeter, PadBottom: 3 * vg.Millimeter,
 		PadLeft: 3 * vg.Millimeter, PadRight: 3 * vg.Millimeter}
 	plots := [][]*plot.Plot{row}
