@@ -22,10 +22,11 @@ func drawGrowth(path string, names []string, results [][]result) error {
 	panels := []struct {
 		title, unit string
 		value       func(result) float64
+		logY        bool // for what grows with the objects: the slope shows how
 	}{
-		{"creates/s", "creates per second", result.createsPerSecond},
-		{"raw list of all objects", "seconds (mean)", func(r result) float64 { return r.list.Seconds() }},
-		{"RSS of server and etcd", "MiB", func(r result) float64 { return float64(r.rss) / (1 << 20) }},
+		{"creates/s", "creates per second", result.createsPerSecond, false},
+		{"raw list of all objects", "seconds (mean)", func(r result) float64 { return r.list.Seconds() }, true},
+		{"RSS of server and etcd", "MiB", func(r result) float64 { return float64(r.rss) / (1 << 20) }, true},
 	}
 	row := make([]*plot.Plot, len(panels))
 	for j, panel := range panels {
@@ -34,8 +35,14 @@ func drawGrowth(path string, names []string, results [][]result) error {
 		p.X.Label.Text = "HCPClusters held"
 		p.Y.Label.Text = panel.unit
 		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-		p.Y.Min = 0
-		p.Legend.Top, p.Legend.Left = true, true
+		if panel.logY {
+			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		} else {
+			p.Y.Min = 0
+		}
+		// Bottom right: where the lines of growing figures are not, and below the creates/s lines.
+		p.Legend.Top, p.Legend.Left = false, false
+		p.Legend.XOffs, p.Legend.YOffs = -3*vg.Millimeter, 3*vg.Millimeter
 		for i, name := range names {
 			xys := make(plotter.XYs, len(results[i]))
 			for k, r := range results[i] {
