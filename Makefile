@@ -45,11 +45,14 @@ vet:
 codegen:
 	bash hack/update-codegen.sh
 
-# Measures throughput and latency next to raw etcd; see test/bench/README.md.
+# Measures throughput and latency next to raw etcd, raw MQTT and the same resource as a CRD on
+# kube-apiserver; see test/bench/README.md. The peer rounds take about 20 minutes and redraw the plot.
 DELIVERY_ARGS ?= -bundles 1000 -clusters 100,1000
+PEER_ARGS ?= -objects 1000,10000,100000 -plot ../peer-growth.svg
 bench:
 	$(GO) run ./test/bench $(BENCH_ARGS)
 	$(GO) test -count=1 -timeout 60m -run 'TestDeliveryBenchmark|TestClusterBenchmark' -v ./test/bench/delivery -args $(DELIVERY_ARGS)
+	$(GO) test -count=1 -timeout 90m -run TestCRDPeerBenchmark -v ./test/bench/peer -args $(PEER_ARGS)
 
 # The container images of hcp-apiserver and maestro-agent (build/*.Dockerfile), with the version flags of
 # build. Not part of test: it needs a container engine and pulls base images. An image tag takes no '+',
