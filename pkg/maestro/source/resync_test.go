@@ -16,6 +16,9 @@ func TestStatusResyncNamesEveryBundle(t *testing.T) {
 	b := maestrotest.StartBroker(t)
 	agent := startFakeAgent(t, b, "mc-1")
 	s, statuses := startSource(t, b, Options{})
+	// Connected before it holds a bundle: a source that connects after the first Apply asks at once about
+	// that one bundle, which is right, but not the request this test waits for.
+	awaitLink(t, s)
 	for _, id := range []string{"uid-1", "uid-2", "uid-3"} {
 		if err := s.Apply("mc-1", id, 1, testBundle(t, id)); err != nil {
 			t.Fatal(err)
