@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -51,4 +52,33 @@ func ProcessRSS(pid int) (int64, error) {
 		return kb << 10, nil
 	}
 	return 0, fmt.Errorf("/proc/%d/status has no VmRSS", pid)
+}
+
+// CPUMeter reads the CPU time of named processes, to say what a round of work cost each of them.
+type CPUMeter struct {
+	// Names are the processes in the order they were added, for tables.
+	Names []string
+	pids  map[string]int
+}
+
+func NewCPUMeter() *CPUMeter { return &CPUMeter{pids: map[string]int{}} }
+
+// Add measures the process pid under name.
+func (m *CPUMeter) Add(name string, pid int) {
+	m.Names = append(m.Names, name)
+	m.pids[name] = pid
+}
+
+// Read returns each process's CPU time so far, by name; it fails the test when a process cannot be read.
+func (m *CPUMeter) Read(t testing.TB) map[string]time.Duration {
+	t.Helper()
+	used := map[string]time.Duration{}
+	for name, pid := range m.pids {
+		cpu, err := ProcessCPU(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		used[name] = cpu
+	}
+	return used
 }

@@ -55,14 +55,14 @@ func TestClusterBenchmark(t *testing.T) {
 	}
 	agent := framework.StartProcess(t, framework.ComponentDir(t, "maestro-agent"), framework.Command(t, "maestro-agent"),
 		"--agent-bundle="+bundle, "--kubeconfig="+mc.Kubeconfig, "--metrics-bind-address=0")
-	meter := newCPUMeter()
-	meter.add("hcp-apiserver", server.PID())
-	meter.add("its etcd", etcd.Members[0].PID())
-	meter.add("maestro-agent", agent.PID())
-	meter.add("mgmt kube-apiserver", mc.APIServer.PID())
-	meter.add("mgmt etcd", mc.Etcd.Members[0].PID())
-	meter.add("mgmt kube-controller-manager", kcm.PID())
-	meter.add("test (simulator, clients)", os.Getpid())
+	meter := framework.NewCPUMeter()
+	meter.Add("hcp-apiserver", server.PID())
+	meter.Add("its etcd", etcd.Members[0].PID())
+	meter.Add("maestro-agent", agent.PID())
+	meter.Add("mgmt kube-apiserver", mc.APIServer.PID())
+	meter.Add("mgmt etcd", mc.Etcd.Members[0].PID())
+	meter.Add("mgmt kube-controller-manager", kcm.PID())
+	meter.Add("test (simulator, clients)", os.Getpid())
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", server.Kubeconfig)
 	if err != nil {
@@ -97,9 +97,9 @@ func TestClusterBenchmark(t *testing.T) {
 		}
 		mcMetrics, serverMetrics := mc.Kube.CoreV1().RESTClient(), client.HcpV1alpha1().RESTClient()
 		requestsBefore, serverRequestsBefore := apiserverRequests(t, mcMetrics), apiserverRequests(t, serverMetrics)
-		before := meter.mustRead(t)
+		before := meter.Read(t)
 		r := clustersRound(t, client, fmt.Sprintf("round-%d", i), n)
-		after := meter.mustRead(t)
+		after := meter.Read(t)
 		requests := perCluster(requestsBefore, apiserverRequests(t, mcMetrics), n)
 		serverRequests := perCluster(serverRequestsBefore, apiserverRequests(t, serverMetrics), n)
 		rows = append(rows, row{n, float64(n) / r.elapsed.Seconds(), r.percentile(50), r.percentile(99), cpuPer(before, after, n), requests, serverRequests})
@@ -116,13 +116,13 @@ func TestClusterBenchmark(t *testing.T) {
 	}
 	fmt.Fprintln(w, "\nCPU ms per cluster, by process")
 	fmt.Fprint(w, "clusters\t")
-	for _, name := range meter.names {
+	for _, name := range meter.Names {
 		fmt.Fprintf(w, "%s\t", name)
 	}
 	fmt.Fprintln(w)
 	for _, r := range rows {
 		fmt.Fprintf(w, "%d\t", r.n)
-		for _, name := range meter.names {
+		for _, name := range meter.Names {
 			fmt.Fprintf(w, "%.1f\t", ms(r.cpu[name]))
 		}
 		fmt.Fprintln(w)

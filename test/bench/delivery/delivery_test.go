@@ -140,11 +140,11 @@ func TestDeliveryBenchmark(t *testing.T) {
 	agent := framework.StartProcess(t, framework.ComponentDir(t, "maestro-agent"), framework.Command(t, "maestro-agent"),
 		"--agent-bundle="+broker.AgentBundle(t, sourceID, consumer), "--kubeconfig="+mc.Kubeconfig,
 		"--metrics-bind-address="+metrics, "--profiling="+strconv.FormatBool(*agentProfile != ""), fmt.Sprintf("--workers=%d", *workers))
-	meter := newCPUMeter()
-	meter.add("mgmt kube-apiserver", mc.APIServer.PID())
-	meter.add("mgmt etcd", mc.Etcd.Members[0].PID())
-	meter.add("maestro-agent", agent.PID())
-	meter.add("test (source, broker, direct client)", os.Getpid())
+	meter := framework.NewCPUMeter()
+	meter.Add("mgmt kube-apiserver", mc.APIServer.PID())
+	meter.Add("mgmt etcd", mc.Etcd.Members[0].PID())
+	meter.Add("maestro-agent", agent.PID())
+	meter.Add("test (source, broker, direct client)", os.Getpid())
 
 	// The namespace and one object of each kind first, so that discovery and informers are warm.
 	if err := src.Apply(consumer, "warm-up-namespace", 1, namespaceBundle(t, benchNamespace)); err != nil {
@@ -166,7 +166,7 @@ func TestDeliveryBenchmark(t *testing.T) {
 			t.Fatal(err)
 		}
 		results[i].bundleBytes = len(payload)
-		before := meter.mustRead(t)
+		before := meter.Read(t)
 		var profiled chan error
 		if i == 0 && *agentProfile != "" {
 			profiled = make(chan error, 1)
@@ -178,9 +178,9 @@ func TestDeliveryBenchmark(t *testing.T) {
 				t.Errorf("the agent's CPU profile: %v", err)
 			}
 		}
-		between := meter.mustRead(t)
+		between := meter.Read(t)
 		results[i].direct = directApply(t, mc, sc)
-		after := meter.mustRead(t)
+		after := meter.Read(t)
 		results[i].deliveryCPU = cpuPer(before, between, *bundles)
 		results[i].directCPU = cpuPer(between, after, *bundles)
 		results[i].raw = rawRoundTrips(t, broker, len(payload))
@@ -207,7 +207,7 @@ func TestDeliveryBenchmark(t *testing.T) {
 
 	// Where each way spends its CPU: what the agent's path adds to the management cluster, and what it costs itself.
 	w = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "\nCPU ms per bundle\tway\t"+strings.Join(meter.names, "\t")+"\ttotal\t")
+	fmt.Fprintln(w, "\nCPU ms per bundle\tway\t"+strings.Join(meter.Names, "\t")+"\ttotal\t")
 	for i, sc := range scenarios {
 		for _, way := range []struct {
 			name string
@@ -215,7 +215,7 @@ func TestDeliveryBenchmark(t *testing.T) {
 		}{{"through Maestro", results[i].deliveryCPU}, {"direct SSA", results[i].directCPU}} {
 			fmt.Fprintf(w, "%s\t%s\t", sc.name, way.name)
 			var total time.Duration
-			for _, name := range meter.names {
+			for _, name := range meter.Names {
 				fmt.Fprintf(w, "%.2f\t", ms(way.cpu[name]))
 				total += way.cpu[name]
 			}

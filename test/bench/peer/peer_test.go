@@ -156,7 +156,7 @@ func measure(t *testing.T, s side, held, n int) result {
 		t.Fatal(err)
 	}
 	clusters := client.Resource(hcpClusters).Namespace("default")
-	before, etcdBefore := cpu(t, s), processCPU(t, s.etcd)
+	before, etcdBefore := cpu(t, s)
 
 	r := result{objects: n, created: n - held}
 	r.creates = parallel(t, held, n, func(i int) error {
@@ -191,7 +191,8 @@ func measure(t *testing.T, s side, held, n int) result {
 	r.list = listed / time.Duration(*lists)
 	// What the creates set off (the controllers' writes, compaction) belongs to the round too.
 	waitIdle(t, s)
-	r.cpu, r.etcdCPU = cpu(t, s)-before, processCPU(t, s.etcd)-etcdBefore
+	after, etcdAfter := cpu(t, s)
+	r.cpu, r.etcdCPU = after-before, etcdAfter-etcdBefore
 	for _, p := range []*framework.Process{s.server, s.etcd} {
 		rss, err := framework.ProcessRSS(p.PID())
 		if err != nil {
@@ -210,9 +211,9 @@ func waitIdle(t *testing.T, s side) {
 	t.Helper()
 	const window = 2 * time.Second
 	deadline := time.Now().Add(5 * time.Minute)
-	for last := cpu(t, s); ; {
+	for last, _ := cpu(t, s); ; {
 		time.Sleep(window)
-		now := cpu(t, s)
+		now, _ := cpu(t, s)
 		if float64(now-last) < idle*float64(window) {
 			return
 		}
@@ -251,10 +252,14 @@ func parallel(t *testing.T, from, to int, call func(i int) error) time.Duration 
 	return time.Since(start)
 }
 
-// cpu is the CPU time the side's server and etcd have used so far.
-func cpu(t *testing.T, s side) time.Duration {
+// cpu is the CPU time the side's server and etcd have used so far, and etcd's part of it, from one reading.
+func cpu(t *testing.T, s side) (all, etcd time.Duration) {
 	t.Helper()
-	return processCPU(t, s.server) + processCPU(t, s.etcd)
+	meter := framework.NewCPUMeter()
+	meter.Add("server", s.server.PID())
+	meter.Add("etcd", s.etcd.PID())
+	used := meter.Read(t)
+	return used["server"] + used["etcd"], used["etcd"]
 }
 
 func name(i int) string { return fmt.Sprintf("cluster-%06d", i) }
@@ -288,14 +293,4 @@ func rawGet(ctx context.Context, client *http.Client, url string) ([]byte, error
 		err = fmt.Errorf("%s: %s", resp.Status, body)
 	}
 	return body, err
-}
-
-// processCPU is the CPU time p has used so far.
-func processCPU(t *testing.T, p *framework.Process) time.Duration {
-	t.Helper()
-	d, err := framework.ProcessCPU(p.PID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
 }
