@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,6 +27,8 @@ const (
 	CodeInvalidParameter         = "InvalidParameter"
 	CodeInvalidResourceType      = "InvalidResourceType"
 	CodeInvalidResourceName      = "InvalidResourceName"
+	CodeInvalidSubscriptionID    = "InvalidSubscriptionID"
+	CodeInvalidResourceGroupName = "InvalidResourceGroupName"
 	CodeUnsupportedMediaType     = "UnsupportedMediaType"
 	CodeInvalidResource          = "InvalidResource"
 	CodeMethodNotAllowed         = "MethodNotAllowed"
@@ -33,10 +36,15 @@ const (
 	CodeForbidden                = "Forbidden"
 	CodeInternalServerError      = "InternalServerError"
 	CodeServiceUnavailable       = "ServiceUnavailable"
+	CodeTooManyRequests          = "TooManyRequests"
+	CodeRequestTimeout           = "RequestTimeout"
 )
 
 // retryAfterUnavailable is the Retry-After of a 503, in seconds, as the frontend sends it.
 const retryAfterUnavailable = "59"
+
+// retryAfterThrottled is the Retry-After of a 429 when the API named none.
+const retryAfterThrottled = "1"
 
 // CloudError is ARM's error response.
 type CloudError struct {
@@ -147,12 +155,32 @@ func apiError(logger klog.Logger, err error, resource *armResource) *CloudError 
 			return internalError()
 		}
 		return newCloudError(http.StatusForbidden, CodeForbidden, "", "%s", s.Message)
-	case http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusGatewayTimeout, http.StatusInternalServerError:
-		if s.Code == http.StatusInternalServerError {
-			logger.Error(err, "hcp-apiserver failed")
-			return internalError()
+	case http.StatusRequestEntityTooLarge:
+		// The object the request would make is larger than the API stores.
+		return newCloudError(http.StatusBadRequest, CodeInvalidResource, "",
+			"The resource definition is invalid: the resource is larger than the service can store.")
+	case http.StatusGone:
+		// A read or write at a resourceVersion the API no longer has: the resource moved on meanwhile.
+		return newCloudError(http.StatusConflict, CodeConflict, "", "The resource changed while the request was served; retry the request.")
+	case http.StatusMethodNotAllowed:
+		return newCloudError(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "", "The operation is not allowed on this resource.")
+	case http.StatusNotAcceptable, http.StatusUnsupportedMediaType:
+		// The shim chose the media types, never the caller; it is answered as the caller would be
+		// about its own body, and logged for the service to fix.
+		logger.Error(err, "hcp-apiserver refused the media type of the ARM shim's request")
+		return newCloudError(int(s.Code), CodeUnsupportedMediaType, "", "The media type of the request is not supported.")
+	case http.StatusTooManyRequests:
+		e := newCloudError(http.StatusTooManyRequests, CodeTooManyRequests, "", "Too many requests; retry the request later.")
+		e.RetryAfter = retryAfterThrottled
+		if s.Details != nil && s.Details.RetryAfterSeconds > 0 {
+			e.RetryAfter = strconv.Itoa(int(s.Details.RetryAfterSeconds))
 		}
+		return e
+	case http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return unavailable()
+	case http.StatusInternalServerError:
+		logger.Error(err, "hcp-apiserver failed")
+		return internalError()
 	default:
 		logger.Error(err, "Unexpected answer of hcp-apiserver")
 		return internalError()
@@ -186,6 +214,7 @@ func invalidToCloudError(s metav1.Status, armPath func(string) (string, bool)) *
 			message = strings.ReplaceAll(message, c.Field, target)
 		}
 		if !ok && c.Field != "" {
+			// Said again in ARM's terms on the way out (inARMTerms).
 			message = c.Field + ": " + message
 		}
 		bodies = append(bodies, CloudErrBody{Code: CodeInvalidRequestContent, Target: target, Message: message})
@@ -194,10 +223,13 @@ func invalidToCloudError(s metav1.Status, armPath func(string) (string, bool)) *
 }
 
 // armFieldPath maps a field path of an HCPCluster or NodePool (spec.network.podCIDR) to the ARM JSON
-// path of the same field (properties.network.podCidr). Only spec maps: metadata and status have no
+// path of the same field (properties.network.podCidr). Only spec maps, and the annotations, which
+// hold the tags and are too large only when the tags are: the rest of metadata and status have no
 // counterpart in a request.
 func armFieldPath(apiPath string) (string, bool) {
 	switch {
+	case apiPath == "metadata.annotations" || strings.HasPrefix(apiPath, "metadata.annotations["):
+		return "tags", true
 	case apiPath == "spec.location":
 		return "location", true
 	case apiPath == "spec.identity" || strings.HasPrefix(apiPath, "spec.identity."):

@@ -82,9 +82,56 @@ func TestAPIError(t *testing.T) {
 			message: "The resource 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters/Dev' under resource group 'My-RG' was not found.",
 		},
 		{
-			name:   "busy API server",
-			err:    apierrors.NewTooManyRequests("slow down", 1),
+			name:   "throttled by the API: 429 with its Retry-After",
+			err:    apierrors.NewTooManyRequests("slow down", 7),
+			status: 429, code: CodeTooManyRequests, retryAfter: "7",
+		},
+		{
+			name:   "throttled without a Retry-After",
+			err:    apierrors.NewTooManyRequests("slow down", 0),
+			status: 429, code: CodeTooManyRequests, retryAfter: "1",
+		},
+		{
+			name:   "timed out in the API",
+			err:    apierrors.NewTimeoutError("too large resource version", 1),
 			status: 503, code: CodeServiceUnavailable, retryAfter: "59",
+		},
+		{
+			name:   "an object the API will not store is the caller's 400, as the shim's own limit says",
+			err:    apierrors.NewRequestEntityTooLargeError("limit is 3145728"),
+			status: 400, code: CodeInvalidResource, message: "The resource definition is invalid",
+		},
+		{
+			name:   "a resourceVersion gone meanwhile",
+			err:    apierrors.NewResourceExpired("too old resource version"),
+			status: 409, code: CodeConflict, message: "retry",
+		},
+		{
+			name:   "a method the API does not serve",
+			err:    apierrors.NewMethodNotSupported(clusters, "patch"),
+			status: 405, code: CodeMethodNotAllowed,
+		},
+		{
+			name:   "a media type the API does not take",
+			err:    apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "create", clusters, "dev", "", 0, false),
+			status: 415, code: CodeUnsupportedMediaType,
+		},
+		{
+			name:   "a media type the API cannot answer in",
+			err:    apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", clusters, "dev", "", 0, false),
+			status: 406, code: CodeUnsupportedMediaType,
+		},
+		{
+			name:   "an object of the same name created meanwhile",
+			err:    apierrors.NewAlreadyExists(clusters, "dev"),
+			status: 409, code: CodeConflict,
+		},
+		{
+			name: "annotations too large are the tags",
+			err: apierrors.NewInvalid(clusterKind, "dev", field.ErrorList{
+				field.TooLong(field.NewPath("metadata", "annotations"), "", 262144),
+			}),
+			status: 400, code: CodeInvalidRequestContent, target: "tags", message: "262144",
 		},
 		{
 			name:   "unreachable API server",
@@ -171,6 +218,7 @@ func TestARMFieldPath(t *testing.T) {
 		{"spec.identity.userAssignedIdentities", "identity.userAssignedIdentities", true},
 		{"spec.clusterName", "", false},
 		{"metadata.name", "", false},
+		{"metadata.annotations", "tags", true},
 		{"status.provisioningState", "", false},
 	}
 	if got, ok := subscriptionFieldPath("spec.properties.tenantID"); got != "properties.tenantId" || !ok {

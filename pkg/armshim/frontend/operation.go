@@ -94,7 +94,7 @@ type operationStatus struct {
 // client that started it, in its subscription. Anyone else learns nothing, not even that it exists.
 func (f *Frontend) visibleOperation(req *request) (*hcpv1alpha1.ARMOperation, error) {
 	id := req.vars["operation"]
-	missing := newCloudError(http.StatusNotFound, CodeNotFound, "", "The operation '%s' could not be found.", id)
+	missing := operationNotFound(id)
 	op, err := f.client.HcpV1alpha1().ARMOperations().Get(req.ctx, strings.ToLower(id), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 		return nil, missing
@@ -108,6 +108,10 @@ func (f *Frontend) visibleOperation(req *request) (*hcpv1alpha1.ARMOperation, er
 		return nil, missing
 	}
 	return op, nil
+}
+
+func operationNotFound(id string) *CloudError {
+	return newCloudError(http.StatusNotFound, CodeNotFound, "", "The operation '%s' could not be found.", id)
 }
 
 func (f *Frontend) getOperationStatus(req *request) error {

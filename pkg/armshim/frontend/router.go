@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -16,10 +17,14 @@ import (
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/conversion"
+	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
+	"github.com/aro-hcp/hcp-apiserver/pkg/jsonlimit"
 )
 
-// maxBodyBytes is the largest request body ARM may send the frontend.
-const maxBodyBytes = 4 << 20
+// maxBodyBytes is the largest request body the frontend takes. hcp-apiserver refuses requests over
+// 3 MiB, and the object the shim writes carries more than the body (status, annotations, its own
+// encoding), so the shim stops well under that: a body it takes is one the API takes.
+const maxBodyBytes = 2 << 20
 
 // Headers ARM sends and the frontend answers with.
 const (
@@ -164,7 +169,9 @@ func (f *Frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = rt.methods[r.Method](req)
 	}
 	if err != nil {
-		writeCloudError(w, apiError(logger, err, nil))
+		ce := apiError(logger, err, nil)
+		f.inARMTerms(req, ce)
+		writeCloudError(w, ce)
 	}
 }
 
@@ -209,8 +216,11 @@ func (f *Frontend) route(req *request) (*route, error) {
 	return nil, newCloudError(http.StatusNotFound, CodeNotFound, "", "The requested path '%s' could not be found.", req.r.URL.Path)
 }
 
-// admit checks the api-version, the body and the subscription's state.
+// admit checks the path's names, the api-version, the body and the subscription's state.
 func (f *Frontend) admit(req *request, rt *route) error {
+	if err := checkPath(req); err != nil {
+		return err
+	}
 	if err := checkAPIVersion(req, rt); err != nil {
 		return err
 	}
@@ -220,6 +230,35 @@ func (f *Frontend) admit(req *request, rt *route) error {
 	req.tenantID = req.r.Header.Get(headerHomeTenantID)
 	if rt.gated {
 		return f.checkSubscription(req)
+	}
+	return nil
+}
+
+// checkPath applies ARM's rules to the names in the path before anything uses them: the API takes
+// fewer characters than a path can carry ('.', '..', '%', '/' sent encoded), and a name it or its
+// client refuses must be the caller's 400 or 404, not the shim's 500.
+func checkPath(req *request) error {
+	path := req.r.URL.Path
+	if sub, ok := req.vars["sub"]; ok && !names.IsGUID(sub) {
+		return newCloudError(http.StatusBadRequest, CodeInvalidSubscriptionID, path,
+			"The provided subscription identifier '%s' is malformed or invalid.", sub)
+	}
+	if rg, ok := req.vars["rg"]; ok && !names.ValidResourceGroup(rg) {
+		return newCloudError(http.StatusBadRequest, CodeInvalidResourceGroupName, path,
+			"Resource group '%s' is invalid: it must be 1 to 90 letters, digits, '_', '(', ')', '-' or '.', and not end with '.'.", rg)
+	}
+	if _, ok := req.vars["cluster"]; ok {
+		if _, err := parseResource(req); err != nil {
+			return err
+		}
+	}
+	if d, ok := req.vars["deployment"]; ok && !names.ValidDeploymentName(d) {
+		return newCloudError(http.StatusBadRequest, CodeInvalidResourceName, path,
+			"The deployment name '%s' is invalid: it must be 1 to 64 letters, digits, '_', '(', ')', '-' or '.'.", d)
+	}
+	// Operation IDs are the GUIDs the shim issues; anything else is an operation that does not exist.
+	if op, ok := req.vars["operation"]; ok && !names.IsGUID(op) {
+		return operationNotFound(op)
 	}
 	return nil
 }
@@ -245,7 +284,8 @@ func checkAPIVersion(req *request, rt *route) error {
 	return nil
 }
 
-// readBody reads a body of at most 4 MiB, which must be JSON.
+// readBody reads a body of at most maxBodyBytes, which must be JSON nesting no deeper than
+// jsonlimit.MaxDepth: a deeper one is refused as it is read, before anything decodes it.
 func readBody(req *request) error {
 	switch req.r.Method {
 	case http.MethodPut, http.MethodPatch, http.MethodPost:
@@ -255,11 +295,21 @@ func readBody(req *request) error {
 	if req.r.ContentLength > maxBodyBytes {
 		return tooLarge()
 	}
-	body, err := io.ReadAll(io.LimitReader(req.r.Body, maxBodyBytes+1))
+	body, err := io.ReadAll(jsonlimit.NewReader(io.LimitReader(req.r.Body, maxBodyBytes+1), jsonlimit.MaxDepth))
 	if err != nil {
 		var maxErr *http.MaxBytesError
 		if errors.As(err, &maxErr) {
 			return tooLarge()
+		}
+		var netErr net.Error
+		if errors.As(err, &netErr) && netErr.Timeout() {
+			// The server's read timeout ended a body sent too slowly; the connection closes after this.
+			return newCloudError(http.StatusRequestTimeout, CodeRequestTimeout, "", "The request body was not received in time.")
+		}
+		var deep *jsonlimit.TooDeepError
+		if errors.As(err, &deep) {
+			return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "",
+				"The request content was invalid and could not be deserialized: %v.", deep)
 		}
 		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "", "The request body could not be read: %v", err)
 	}
@@ -278,7 +328,8 @@ func readBody(req *request) error {
 }
 
 func tooLarge() *CloudError {
-	return newCloudError(http.StatusBadRequest, CodeInvalidResource, "", "The resource definition is invalid: the request body is larger than 4 MiB.")
+	return newCloudError(http.StatusBadRequest, CodeInvalidResource, "",
+		"The resource definition is invalid: the request body is larger than %d MiB.", maxBodyBytes>>20)
 }
 
 // queryValue reads a query parameter whose key is given in any case, as ARM's are.

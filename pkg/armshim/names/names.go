@@ -207,3 +207,25 @@ func FromAnnotations(annotations map[string]string) (ARMName, error) {
 	}
 	return ARMName{ID: o.ID.String(), Name: o.ID.Name, Type: o.ID.ResourceType.String()}, nil
 }
+
+// Rules ARM applies to the parts of a path before a resource provider sees them; a request that breaks
+// one never reaches the API, whose names take fewer characters.
+var (
+	// guidPattern is a GUID in the one form ARM sends (subscription IDs) and the shim issues (operation
+	// IDs): 8-4-4-4-12 hex digits.
+	guidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	// resourceGroupPattern is ARM's ^[-\w._()]+$ (its \w takes Unicode letters and digits) at 1 to 90
+	// characters, not ending in '.', as hcp-apiserver checks spec.azure.resourceGroup.
+	resourceGroupPattern = regexp.MustCompile(`^[-\p{L}\p{N}_().]{0,89}[-\p{L}\p{N}_()]$`)
+	// deploymentNamePattern: 1 to 64 letters, digits, '_', '(', ')', '-' and '.'.
+	deploymentNamePattern = regexp.MustCompile(`^[-a-zA-Z0-9_().]{1,64}$`)
+)
+
+// IsGUID tells whether s is a GUID as ARM writes subscription IDs and the shim its operation IDs.
+func IsGUID(s string) bool { return guidPattern.MatchString(s) }
+
+// ValidResourceGroup tells whether s is a resource group name ARM accepts.
+func ValidResourceGroup(s string) bool { return resourceGroupPattern.MatchString(s) }
+
+// ValidDeploymentName tells whether s is a deployment name ARM accepts.
+func ValidDeploymentName(s string) bool { return deploymentNamePattern.MatchString(s) }
