@@ -38,7 +38,7 @@ func ClusterFromARM(req Request, existing *hcpv1alpha1.HCPCluster) (*hcpv1alpha1
 
 	a := &applier{update: existing != nil}
 	applyLocation(a, in.Location, &out.Spec.Location)
-	setTags(out.Annotations, in.Tags)
+	applyTags(a, out.Annotations, in.Tags)
 	mergeSystemData(out.Annotations, systemData)
 	identity, idErrs := identityFromARM(pathIdentity, in.Identity, existingIdentity)
 	a.errs = append(a.errs, idErrs...)

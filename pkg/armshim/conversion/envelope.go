@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -80,6 +81,58 @@ func systemDataFrom(annotations map[string]string) *SystemData {
 		return nil
 	}
 	return &sd
+}
+
+// ARM's limits on the tags of a resource.
+const (
+	maxTags           = 50
+	maxTagNameChars   = 512
+	maxTagValueChars  = 256
+	forbiddenTagChars = `<>%&\?/`
+)
+
+var pathTags = field.NewPath("tags")
+
+// validateTags applies ARM's limits on tags: at most 50, names of 1 to 512 characters without any of
+// < > % & \ ? /, values of at most 256 characters. ARM applies them before a resource provider sees a
+// request; the shim applies them again, as its caller may not be ARM, and so the tags always fit the
+// annotation that keeps them.
+func validateTags(tags map[string]string) field.ErrorList {
+	var errs field.ErrorList
+	if len(tags) > maxTags {
+		errs = append(errs, field.TooMany(pathTags, len(tags), maxTags))
+	}
+	tagNames := make([]string, 0, len(tags))
+	for name := range tags {
+		tagNames = append(tagNames, name)
+	}
+	slices.Sort(tagNames)
+	for _, name := range tagNames {
+		switch n := utf8.RuneCountInString(name); {
+		case n == 0:
+			errs = append(errs, field.Invalid(pathTags, name, fmt.Sprintf("a tag name must be 1 to %d characters", maxTagNameChars)))
+			continue
+		case n > maxTagNameChars:
+			// The name itself would make an unreadable target.
+			errs = append(errs, field.Invalid(pathTags, string([]rune(name)[:32])+"...", fmt.Sprintf("a tag name must be 1 to %d characters, not %d", maxTagNameChars, n)))
+			continue
+		case strings.ContainsAny(name, forbiddenTagChars):
+			errs = append(errs, field.Invalid(pathTags.Child(name), name, "a tag name may not contain any of the characters "+forbiddenTagChars))
+		}
+		if n := utf8.RuneCountInString(tags[name]); n > maxTagValueChars {
+			errs = append(errs, field.TooLongCharacters(pathTags.Child(name), tags[name], maxTagValueChars))
+		}
+	}
+	return errs
+}
+
+// applyTags checks and stores a PUT's tags.
+func applyTags(a *applier, annotations map[string]string, tags map[string]string) {
+	if errs := validateTags(tags); len(errs) > 0 {
+		a.errs = append(a.errs, errs...)
+		return
+	}
+	setTags(annotations, tags)
 }
 
 // setTags stores a PUT's tags; a PUT without tags clears them, as a PUT replaces the resource.

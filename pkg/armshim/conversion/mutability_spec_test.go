@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
 )
 
 // TestCreateOnlyFieldsAreTheSpecs reads each api-version's OpenAPI document for the scalar fields
@@ -103,5 +105,61 @@ func changed(t *testing.T, body map[string]any, leaf specLeaf) any {
 		return !b
 	default:
 		return fmt.Sprint(cur) + "-changed"
+	}
+}
+
+// TestRemovableFieldsAreTheSpecs reads each api-version's document for the fields a PATCH may not
+// remove with a null (required, or create-only on their own or from a parent) and checks that
+// CheckRemovals refuses each, and that every field it refuses is one of them or lies outside the version.
+func TestRemovableFieldsAreTheSpecs(t *testing.T) {
+	kinds := []struct {
+		kind       names.Kind
+		definition string
+	}{{names.KindCluster, "HcpOpenShiftClusterProperties"}, {names.KindNodePool, "NodePoolProperties"}}
+	for _, v := range APIVersions {
+		var doc struct{ Definitions map[string]map[string]any }
+		readJSON(t, filepath.Join(armDir(t), "openapi-"+string(v)+".json"), &doc)
+		for _, k := range kinds {
+			fixed := map[string]bool{"location": true, "properties": true}
+			all := map[string]bool{"location": true, "properties": true}
+			specFields(doc.Definitions, k.definition, "properties", nil, fixed, all)
+			for path := range all {
+				refused := requiredIn(v, k.kind, path) || createOnlyIn(v, k.kind, path)
+				if refused != fixed[path] {
+					t.Errorf("%s %s %s: the document says required or create-only = %v, CheckRemovals refuses = %v", v, k.kind, path, fixed[path], refused)
+				}
+			}
+		}
+	}
+}
+
+// specFields walks a definition's writable properties through local $refs, putting every path in all
+// and those required or create-only (x-ms-mutability [read, create], their own or inherited) in fixed.
+// A create-only object is not itself fixed: removing one is refused for the fields inside it.
+func specFields(defs map[string]map[string]any, name, path string, inherited []any, fixed, all map[string]bool) {
+	required, _ := defs[name]["required"].([]any)
+	props, _ := defs[name]["properties"].(map[string]any)
+	for prop, raw := range props {
+		p := raw.(map[string]any)
+		if p["readOnly"] == true {
+			continue
+		}
+		mutability := inherited
+		if m, ok := p["x-ms-mutability"].([]any); ok {
+			mutability = m
+		}
+		child := path + "." + prop
+		createOnly := len(mutability) == 2 && slices.Contains(mutability, any("create")) && !slices.Contains(mutability, any("update"))
+		isObject := false
+		if ref, ok := p["$ref"].(string); ok {
+			defName := strings.TrimPrefix(ref, "#/definitions/")
+			if _, isObject = defs[defName]["properties"]; isObject {
+				specFields(defs, defName, child, mutability, fixed, all)
+			}
+		}
+		all[child] = true
+		if slices.Contains(required, any(prop)) || (createOnly && !isObject) {
+			fixed[child] = true
+		}
 	}
 }

@@ -33,7 +33,7 @@ func NodePoolFromARM(req Request, existing *hcpv1alpha1.NodePool) (*hcpv1alpha1.
 	location := out.Annotations[AnnotationLocation]
 	applyLocation(a, in.Location, &location)
 	out.Annotations[AnnotationLocation] = location
-	setTags(out.Annotations, in.Tags)
+	applyTags(a, out.Annotations, in.Tags)
 	mergeSystemData(out.Annotations, systemData)
 	var storedIdentity hcpv1alpha1.ManagedServiceIdentity
 	hadIdentity := getJSONAnnotation(out.Annotations, AnnotationIdentity, &storedIdentity)

@@ -1,8 +1,10 @@
 package frontend
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -171,9 +173,20 @@ func patchOnce[T any](f *Frontend, k *kind[T], req *request) error {
 	if err != nil {
 		return apiError(req.logger, err, res)
 	}
-	merged, err := mergePatch(currentJSON, req.body)
+	doc, patch, err := decodeForMerge(currentJSON, req.body)
 	if err != nil {
 		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "", "The request content was invalid and could not be deserialized: %v", err)
+	}
+	if docMap, ok := doc.(map[string]any); ok {
+		if patchMap, ok := patch.(map[string]any); ok {
+			if errs := conversion.CheckRemovals(req.resourceAPIVersion(), res.obj.Kind, docMap, patchMap); len(errs) > 0 {
+				return fieldErrorsToCloudError(errs)
+			}
+		}
+	}
+	merged, err := json.Marshal(mergeValue(doc, patch))
+	if err != nil {
+		return apiError(req.logger, err, res)
 	}
 	return writeResource(f, k, req, res, merged, existing, true, true)
 }
@@ -294,13 +307,37 @@ func deleteResource[T any](f *Frontend, k *kind[T], req *request) error {
 	return nil
 }
 
+// decodeForMerge decodes a document and an RFC 7386 JSON merge patch of it. Numbers stay as they
+// were written (json.Number), so the merged document gives the conversion "10.0" or "1e1" where the
+// patch did, and a PATCH refuses a number in an integer field exactly as a PUT does.
+func decodeForMerge(doc, patch []byte) (any, any, error) {
+	var d, p any
+	if err := decodeNumbers(doc, &d); err != nil {
+		return nil, nil, err
+	}
+	if err := decodeNumbers(patch, &p); err != nil {
+		return nil, nil, err
+	}
+	return d, p, nil
+}
+
+func decodeNumbers(data []byte, into *any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(into); err != nil {
+		return err
+	}
+	var extra any
+	if err := dec.Decode(&extra); err != io.EOF {
+		return errors.New("the document goes on after its top-level value")
+	}
+	return nil
+}
+
 // mergePatch applies an RFC 7386 JSON merge patch to a JSON document.
 func mergePatch(doc, patch []byte) ([]byte, error) {
-	var d, p any
-	if err := json.Unmarshal(doc, &d); err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(patch, &p); err != nil {
+	d, p, err := decodeForMerge(doc, patch)
+	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(mergeValue(d, p))
