@@ -25,6 +25,18 @@ type preflightResource struct {
 	APIVersion string `json:"apiVersion"`
 }
 
+// maxDeploymentResources is ARM's limit on the resources of one deployment template: ARM refuses a
+// larger deployment before preflight, and the shim refuses one from any other caller, as each resource
+// costs API requests.
+const maxDeploymentResources = 800
+
+// preflightRun is what one preflight request has learnt: a resource named twice is checked once, and a
+// node pool's cluster is read once for all its node pools.
+type preflightRun struct {
+	checked  map[string]bool
+	clusters map[string]bool
+}
+
 // preflight checks the clusters and node pools of a deployment as a create would: the same
 // conversion, then a dry-run write, so that the API's validation and admission run. Resources of other
 // types, api-versions the shim does not serve and template expressions are left to the deployment.
@@ -35,10 +47,16 @@ func (f *Frontend) preflight(req *request) error {
 	if err := json.Unmarshal(req.body, &deployment); err != nil {
 		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "", "The request content was invalid and could not be deserialized: %v", err)
 	}
+	if n := len(deployment.Resources); n > maxDeploymentResources {
+		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "resources",
+			"The deployment has %d resources; a deployment may have at most %d.", n, maxDeploymentResources)
+	}
+	run := &preflightRun{checked: map[string]bool{}, clusters: map[string]bool{}}
 	var failures []CloudErrBody
 	for _, raw := range deployment.Resources {
-		if err := f.preflightOne(req, raw); err != nil {
+		if err := f.preflightOne(req, run, raw); err != nil {
 			ce := apiError(req.logger, err, nil)
+			f.inARMTerms(req, ce)
 			failures = append(failures, ce.Body)
 		}
 	}
@@ -52,13 +70,13 @@ func (f *Frontend) preflight(req *request) error {
 	return nil
 }
 
-func (f *Frontend) preflightOne(req *request, raw json.RawMessage) error {
+func (f *Frontend) preflightOne(req *request, run *preflightRun, raw json.RawMessage) error {
 	var r preflightResource
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "", "A resource of the deployment could not be deserialized: %v", err)
 	}
 	v, err := conversion.ParseAPIVersion(r.APIVersion)
-	if err != nil || hasTemplateExpression(raw) {
+	if err != nil {
 		return nil
 	}
 	id := "/subscriptions/" + req.vars["sub"] + "/resourceGroups/" + req.vars["rg"] + "/providers/"
@@ -71,10 +89,19 @@ func (f *Frontend) preflightOne(req *request, raw json.RawMessage) error {
 	default:
 		return nil
 	}
+	if hasTemplateExpression(raw) {
+		return nil
+	}
 	obj, err := names.Parse(id)
 	if err != nil {
 		return newCloudError(http.StatusBadRequest, CodeInvalidResourceName, "", "%v", err)
 	}
+	// ARM refuses a template that names one resource twice; the first is the one checked.
+	key := obj.Namespace + "/" + string(obj.Kind) + "/" + obj.Name
+	if run.checked[key] {
+		return nil
+	}
+	run.checked[key] = true
 	if err := f.checkLocation(raw); err != nil {
 		return err
 	}
@@ -84,19 +111,28 @@ func (f *Frontend) preflightOne(req *request, raw json.RawMessage) error {
 		return dryRun(f.clusters, req, res, creq)
 	}
 	// A node pool's cluster may come with the same deployment: without it, the conversion alone checks.
-	if _, found, err := f.clusters.getResource(req, res.clusterOf()); err != nil || !found {
+	parentKey := obj.Namespace + "/" + obj.ClusterName
+	found, known := run.clusters[parentKey]
+	if !known {
+		if _, found, err = f.clusters.cachedResource(req, res.clusterOf()); err != nil {
+			return err
+		}
+		run.clusters[parentKey] = found
+	}
+	if !found {
 		_, errs := conversion.NodePoolFromARM(creq, nil)
 		if len(errs) > 0 {
 			return fieldErrorsToCloudError(errs)
 		}
-		return err
+		return nil
 	}
 	return dryRun(f.nodePools, req, res, creq)
 }
 
-// dryRun writes what a PUT would write with dryRun=All.
+// dryRun writes what a PUT would write with dryRun=All. Preflight is advice, so the object it checks
+// against is read from the API's watch cache, which costs etcd nothing.
 func dryRun[T any](k *kind[T], req *request, res *armResource, creq conversion.Request) error {
-	existing, found, err := k.getResource(req, res)
+	existing, found, err := k.cachedResource(req, res)
 	if err != nil {
 		return err
 	}

@@ -2,11 +2,13 @@ package frontend
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
 )
 
 // TestPreflight checks what preflight decides before the API: that the dry run writes nothing is for
@@ -62,5 +64,79 @@ func TestPreflight(t *testing.T) {
 				t.Errorf("two failures: %+v", got.Error)
 			}
 		})
+	}
+}
+
+// TestPreflightBounds checks what one preflight can cost: ARM's limit of 800 resources a deployment, a
+// resource named twice checked once, and a node pool's cluster read once for all its node pools.
+func TestPreflightBounds(t *testing.T) {
+	resources := func(n int, name func(i int) (string, string)) string {
+		var rs []string
+		for i := range n {
+			typ, nm := name(i)
+			body := minimalClusterBody
+			if typ == names.NodePoolType {
+				body = minimalNodePoolBody
+			}
+			rs = append(rs, `{"type":"`+typ+`","name":"`+nm+`","apiVersion":"`+testAPI+`",`+strings.TrimPrefix(body, "{"))
+		}
+		return `{"resources":[` + strings.Join(rs, ",") + `]}`
+	}
+	distinct := func(i int) (string, string) { return names.ClusterType, fmt.Sprintf("c%d", i) }
+	tests := []struct {
+		name string
+		body string
+		// status is the HTTP status; for a 200, the preflight's own.
+		status    int
+		preflight string
+		// maxCalls bounds the requests to the API, the subscription's read included.
+		maxCalls int
+	}{
+		{name: "800 clusters", body: resources(800, distinct), status: 200, preflight: "Succeeded", maxCalls: 1 + 2*800},
+		{name: "801 clusters", body: resources(801, distinct), status: 400, maxCalls: 1},
+		{name: "one cluster 800 times", body: resources(800, func(int) (string, string) { return names.ClusterType, "same" }),
+			status: 200, preflight: "Succeeded", maxCalls: 1 + 2},
+		{name: "800 node pools of a cluster not yet created", body: resources(800, func(i int) (string, string) {
+			return names.NodePoolType, fmt.Sprintf("c1/np%d", i)
+		}), status: 200, preflight: "Succeeded", maxCalls: 1 + 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, client := newTestFrontend(t, subscription(hcpv1alpha1.ARMSubscriptionRegistered))
+			rec := call(f, "POST", testRGPath+"/providers/Microsoft.RedHatOpenShift/deployments/d1/preflight?api-version="+testAPI, tt.body)
+			if rec.Code != tt.status {
+				t.Fatalf("status = %d, want %d: %.500s", rec.Code, tt.status, rec.Body)
+			}
+			if tt.status == 200 {
+				var got preflightResponse
+				if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.Status != tt.preflight {
+					t.Errorf("preflight %q, want %q: %.500s", got.Status, tt.preflight, rec.Body)
+				}
+			} else if ce := cloudError(t, rec); ce.Target != "resources" || !strings.Contains(ce.Message, "at most 800") {
+				t.Errorf("error %+v", ce)
+			}
+			if n := len(client.Actions()); n > tt.maxCalls {
+				t.Errorf("%d requests to the API, want at most %d", n, tt.maxCalls)
+			}
+		})
+	}
+}
+
+// BenchmarkPreflight800 measures the shim's own cost of a preflight at ARM's limit, 800 distinct
+// clusters, against the fake clientset (the API's own cost is TestPreflightCost's).
+func BenchmarkPreflight800(b *testing.B) {
+	var rs []string
+	for i := range maxDeploymentResources {
+		rs = append(rs, fmt.Sprintf(`{"type":%q,"name":"c%d","apiVersion":%q,`, names.ClusterType, i, testAPI)+strings.TrimPrefix(minimalClusterBody, "{"))
+	}
+	body := `{"resources":[` + strings.Join(rs, ",") + `]}`
+	for b.Loop() {
+		f, err := New(Config{Client: fake.NewSimpleClientset(subscription(hcpv1alpha1.ARMSubscriptionRegistered)), Location: "eastus"}) //nolint:staticcheck
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rec := call(f, "POST", testRGPath+"/providers/Microsoft.RedHatOpenShift/deployments/d1/preflight?api-version="+testAPI, body); rec.Code != 200 {
+			b.Fatalf("%d %.300s", rec.Code, rec.Body)
+		}
 	}
 }

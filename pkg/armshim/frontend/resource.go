@@ -125,7 +125,17 @@ func provisioningConflict(action string, state hcpv1alpha1.ProvisioningState, de
 }
 
 func (k *kind[T]) getResource(req *request, res *armResource) (T, bool, error) {
-	obj, err := k.get(req.ctx, res.obj.Namespace, res.obj.Name, metav1.GetOptions{})
+	return k.read(req, res, metav1.GetOptions{})
+}
+
+// cachedResource reads the resource from the API's watch cache, which may lag a write by moments:
+// for answers that are advice, such as preflight's.
+func (k *kind[T]) cachedResource(req *request, res *armResource) (T, bool, error) {
+	return k.read(req, res, metav1.GetOptions{ResourceVersion: "0"})
+}
+
+func (k *kind[T]) read(req *request, res *armResource, opts metav1.GetOptions) (T, bool, error) {
+	obj, err := k.get(req.ctx, res.obj.Namespace, res.obj.Name, opts)
 	if apierrors.IsNotFound(err) {
 		var zero T
 		return zero, false, nil
