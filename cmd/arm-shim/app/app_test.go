@@ -28,6 +28,8 @@ func TestValidate(t *testing.T) {
 		{name: "certificate without key", change: func(o *Options) { o.TLSCertFile = "c" }, wantErr: "go together"},
 		{name: "client CA without serving certificate", change: func(o *Options) { o.ClientCAFile = "ca" }, wantErr: "--client-ca-file needs"},
 		{name: "production", change: func(o *Options) { o.ClientCAFile, o.TLSCertFile, o.TLSKeyFile, o.PKIDir = "ca", "c", "k", "" }},
+		{name: "no read timeout", change: func(o *Options) { o.Timeouts.Read = 0 }, wantErr: "--read-timeout 0s must be positive"},
+		{name: "no idle timeout", change: func(o *Options) { o.Timeouts.Idle = 0 }, wantErr: "--idle-timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

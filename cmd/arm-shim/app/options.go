@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/tools/clientcmd"
@@ -43,11 +44,26 @@ type Options struct {
 	// KubeAPIQPS and KubeAPIBurst limit the requests to hcp-apiserver, as kube's components do.
 	KubeAPIQPS   float32
 	KubeAPIBurst int
+	// Timeouts bound what one connection can hold, as http.Server's fields of the same names do.
+	Timeouts Timeouts
 }
+
+// Timeouts are the limits of the shim's HTTP server.
+type Timeouts struct {
+	ReadHeader time.Duration
+	Read       time.Duration
+	Write      time.Duration
+	Idle       time.Duration
+}
+
+// DefaultTimeouts fit the longest handler, a preflight of 800 resources (a few seconds), with room
+// for a slow API, and a 2 MiB body sent at 35 KB/s.
+var DefaultTimeouts = Timeouts{ReadHeader: 10 * time.Second, Read: 60 * time.Second, Write: 90 * time.Second, Idle: 120 * time.Second}
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{BindAddress: "127.0.0.1", SecurePort: 8443, PKIDir: "arm-shim-pki", KubeAPIQPS: 1000, KubeAPIBurst: 2000}
+	return &Options{BindAddress: "127.0.0.1", SecurePort: 8443, PKIDir: "arm-shim-pki", KubeAPIQPS: 1000, KubeAPIBurst: 2000,
+		Timeouts: DefaultTimeouts}
 }
 
 // AddFlags adds every flag to fs.
@@ -67,6 +83,15 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS,
 		"Requests per second to hcp-apiserver. An ARM write is two or three API requests; the API's own priority and fairness protects it.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Requests to hcp-apiserver allowed in a burst above --kube-api-qps.")
+	fs.DurationVar(&o.Timeouts.ReadHeader, "read-header-timeout", o.Timeouts.ReadHeader,
+		"How long a client may take to send a request's headers before its connection is closed.")
+	fs.DurationVar(&o.Timeouts.Read, "read-timeout", o.Timeouts.Read,
+		"How long a client may take to send a whole request, headers and body; a body still arriving then is answered 408 and the connection closed.")
+	fs.DurationVar(&o.Timeouts.Write, "write-timeout", o.Timeouts.Write,
+		"How long a request may take from the end of its headers to the end of its response. A request still waiting on hcp-apiserver at nine tenths of it "+
+			"is answered 503, so that the caller hears before the connection is cut. Keep it above --read-timeout.")
+	fs.DurationVar(&o.Timeouts.Idle, "idle-timeout", o.Timeouts.Idle,
+		"How long a keep-alive connection may stay idle between requests before it is closed.")
 	fs.StringVar(&o.VersionCatalog, "version-catalog", o.VersionCatalog,
 		"A Cincinnati-format graph of the OpenShift releases offered per channel group, in a file or at an http(s) URL, for hcpOpenShiftVersions; "+
 			"give the one hcp-apiserver's --version-catalog names. Default: the catalog compiled in, as hcp-apiserver's.")
@@ -93,6 +118,14 @@ func (o *Options) Validate() error {
 	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps %v and --kube-api-burst %d must be positive", o.KubeAPIQPS, o.KubeAPIBurst))
 	}
+	for _, t := range []struct {
+		flag  string
+		value time.Duration
+	}{{"--read-header-timeout", o.Timeouts.ReadHeader}, {"--read-timeout", o.Timeouts.Read}, {"--write-timeout", o.Timeouts.Write}, {"--idle-timeout", o.Timeouts.Idle}} {
+		if t.value <= 0 {
+			errs = append(errs, fmt.Errorf("%s %v must be positive: without it one client can hold a connection forever", t.flag, t.value))
+		}
+	}
 	if o.ClientCAFile == "" && o.PKIDir == "" {
 		errs = append(errs, errors.New("without --client-ca-file, --pki-dir is required"))
 	}
@@ -107,6 +140,8 @@ type Config struct {
 	// Address is host:port to listen on.
 	Address string
 	TLS     *tls.Config
+	// Timeouts are the server's; zero ones are DefaultTimeouts'.
+	Timeouts Timeouts
 }
 
 // Config reads the files the flags name (making the local PKI when asked for) and returns the
@@ -140,7 +175,8 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Config{Frontend: fe, Informers: factory, Address: net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)), TLS: tlsConfig}, nil
+	return &Config{Frontend: fe, Informers: factory, Address: net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)), TLS: tlsConfig,
+		Timeouts: o.Timeouts}, nil
 }
 
 // LocalPKI names the files of the development PKI in dir. The client certificate is the PKI's admin

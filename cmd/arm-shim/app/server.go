@@ -60,9 +60,13 @@ func Run(ctx context.Context, o *Options) error {
 // Serve serves cfg on listener until ctx ends.
 func Serve(ctx context.Context, cfg *Config, listener net.Listener) error {
 	logger := klog.FromContext(ctx)
+	t := cfg.Timeouts.withDefaults()
 	server := &http.Server{
-		Handler:           cfg.Frontend,
-		ReadHeaderTimeout: 30 * time.Second,
+		Handler:           withDeadline(cfg.Frontend, t.Write*9/10),
+		ReadHeaderTimeout: t.ReadHeader,
+		ReadTimeout:       t.Read,
+		WriteTimeout:      t.Write,
+		IdleTimeout:       t.Idle,
 		// Requests keep the logger but not the cancellation: shutting down lets them finish.
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
@@ -92,4 +96,31 @@ func Serve(ctx context.Context, cfg *Config, listener net.Listener) error {
 		return err
 	}
 	return nil
+}
+
+// withDefaults fills the timeouts left zero from DefaultTimeouts.
+func (t Timeouts) withDefaults() Timeouts {
+	for _, d := range []struct {
+		field *time.Duration
+		def   time.Duration
+	}{
+		{&t.ReadHeader, DefaultTimeouts.ReadHeader}, {&t.Read, DefaultTimeouts.Read},
+		{&t.Write, DefaultTimeouts.Write}, {&t.Idle, DefaultTimeouts.Idle},
+	} {
+		if *d.field <= 0 {
+			*d.field = d.def
+		}
+	}
+	return t
+}
+
+// withDeadline ends each request's context after d: the API calls of a request that runs too long
+// fail, and the caller hears 503 before the server's write timeout cuts the connection without an
+// answer.
+func withDeadline(h http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
