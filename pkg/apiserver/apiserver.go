@@ -4,6 +4,7 @@ package apiserver
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,6 +87,11 @@ type CompletedConfig struct {
 
 // Complete fills in the defaults of the generic server.
 func (c *Config) Complete() CompletedConfig {
+	// Innermost, so that only requests that passed authentication and authorization are read.
+	build := c.GenericConfig.BuildHandlerChainFunc
+	c.GenericConfig.BuildHandlerChainFunc = func(apiHandler http.Handler, config *genericapiserver.Config) http.Handler {
+		return build(withNestingLimit(apiHandler), config)
+	}
 	return CompletedConfig{GenericConfig: c.GenericConfig.Complete(), InformerFactory: c.InformerFactory, Rules: c.Rules}
 }
 

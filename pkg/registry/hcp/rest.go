@@ -34,6 +34,9 @@ type BeginCreate func(ctx context.Context, obj runtime.Object, dryRun []string) 
 // Create creates the object; the store's BeginCreate runs after validation and admission, so that a
 // client hears of what is wrong with its object before it hears of other objects.
 func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	if err := ValidateCreateResourceVersion(obj); err != nil {
+		return nil, err
+	}
 	var dryRun []string
 	if options != nil {
 		dryRun = options.DryRun
@@ -162,7 +165,7 @@ func (r *StatusREST) Destroy() {}
 
 // Get retrieves the object, so that clients can patch its status.
 func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
-	if err := ValidateGetOptions(options); err != nil {
+	if err := ValidateGetOptions(ctx, r.store, options); err != nil {
 		return nil, err
 	}
 	return r.store.Get(ctx, name, options)

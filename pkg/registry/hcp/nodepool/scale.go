@@ -62,7 +62,7 @@ func (r *ScaleREST) Destroy() {}
 
 // Get returns the Scale of a pool.
 func (r *ScaleREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
-	if err := hcpregistry.ValidateGetOptions(options); err != nil {
+	if err := hcpregistry.ValidateGetOptions(ctx, r.store, options); err != nil {
 		return nil, err
 	}
 	obj, err := r.store.Get(ctx, name, options)
