@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/validation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 )
@@ -184,7 +185,7 @@ func TestNodePoolDocumentsAreCheckedOnEveryWireFormat(t *testing.T) {
 	pb, js := protobufClient(t).HcpV1alpha1().NodePools(ns), client().HcpV1alpha1().NodePools(ns)
 	machineConfig := []byte(`{"apiVersion":"machineconfiguration.openshift.io/v1","kind":"MachineConfig","metadata":{"name":"ssh"}}`)
 	large := []byte(`{"apiVersion":"machineconfiguration.openshift.io/v1","kind":"MachineConfig","metadata":{"name":"large"},"spec":{"padding":"` +
-		strings.Repeat("x", v1alpha1.MaxConfigDocumentBytes) + `"}}`)
+		strings.Repeat("x", validation.MaxConfigDocumentBytes) + `"}}`)
 	existing, err := js.Create(ctx, fixtures.NodePool(ns, "dev", "existing"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -197,21 +198,23 @@ func TestNodePoolDocumentsAreCheckedOnEveryWireFormat(t *testing.T) {
 		config   []runtime.RawExtension
 		tuning   []runtime.RawExtension
 		want     string
+		// invalid says the refusal is validation's 422, not the decoder's 400.
+		invalid bool
 	}{
 		{"protobuf, config not JSON", true, []runtime.RawExtension{{Raw: machineConfig}, {Raw: []byte(`{"kind":`)}}, nil,
-			"spec.config[1]: Invalid value: must be a JSON object"},
+			"spec.config[1]: Invalid value: must be a JSON object", false},
 		{"protobuf, tuningConfig not JSON", true, nil, []runtime.RawExtension{{Raw: []byte("\x00\x01binary")}},
-			"spec.tuningConfig[0]: Invalid value: must be a JSON object"},
+			"spec.tuningConfig[0]: Invalid value: must be a JSON object", false},
 		{"protobuf, config of empty bytes", true, []runtime.RawExtension{{Raw: []byte{}}}, nil,
-			"spec.config[0]: Invalid value: must be a JSON object"},
+			"spec.config[0]: Invalid value: must be a JSON object", false},
 		{"protobuf, config 9,985 levels deep", true, []runtime.RawExtension{{Raw: nested(9985)}}, nil,
-			"spec.config[0]: Invalid value: must nest objects and arrays at most 100 levels deep"},
+			"spec.config[0]: Invalid value: must nest objects and arrays at most 100 levels deep", true},
 		{"protobuf, config over 256 KiB", true, []runtime.RawExtension{{Raw: large}}, nil,
-			"spec.config[0]: Invalid value: must be at most 262144 bytes"},
+			"spec.config[0]: Invalid value: must be at most 262144 bytes", true},
 		{"JSON, config over 256 KiB", false, []runtime.RawExtension{{Raw: machineConfig}, {Raw: large}}, nil,
-			"spec.config[1]: Invalid value: must be at most 262144 bytes"},
+			"spec.config[1]: Invalid value: must be at most 262144 bytes", true},
 		{"JSON, config 9,985 levels deep", false, []runtime.RawExtension{{Raw: nested(9985)}}, nil,
-			"the request body nests JSON objects and arrays deeper than 100 levels"},
+			"the request body nests JSON objects and arrays deeper than 100 levels", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := js
@@ -220,15 +223,23 @@ func TestNodePoolDocumentsAreCheckedOnEveryWireFormat(t *testing.T) {
 			}
 			pool := fixtures.NodePool(ns, "dev", "bad")
 			pool.Spec.Config, pool.Spec.TuningConfig = tc.config, tc.tuning
+			want := wantBadRequest
+			if tc.invalid {
+				want = wantInvalid
+			}
 			_, err := c.Create(ctx, pool, metav1.CreateOptions{})
-			wantBadRequest(t, "create", err, tc.want)
+			want(t, "create", err, tc.want)
 			_, err = c.Create(ctx, pool, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			wantBadRequest(t, "dry-run create", err, tc.want)
+			want(t, "dry-run create", err, tc.want)
 
-			update := existing.DeepCopy()
+			// The newest version, which controllers write too, so that only the documents are wrong.
+			update, err := js.Get(ctx, existing.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
 			update.Spec.Config, update.Spec.TuningConfig = tc.config, tc.tuning
 			_, err = c.Update(ctx, update, metav1.UpdateOptions{})
-			wantBadRequest(t, "update", err, tc.want)
+			want(t, "update", err, tc.want)
 		})
 	}
 
@@ -245,6 +256,13 @@ func TestNodePoolDocumentsAreCheckedOnEveryWireFormat(t *testing.T) {
 	pool.Spec.Config = []runtime.RawExtension{{Raw: []byte(`["MachineConfig"]`)}}
 	if _, err := pb.Create(ctx, pool, metav1.CreateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.config[0]") {
 		t.Errorf("a config document that is a JSON array: %v, want 422 at spec.config[0]", err)
+	}
+}
+
+func wantInvalid(t *testing.T, what string, err error, want string) {
+	t.Helper()
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: %v, want 422 Invalid saying %q", what, err, want)
 	}
 }
 

@@ -10,19 +10,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
-	"github.com/aro-hcp/hcp-apiserver/pkg/jsonlimit"
 )
 
-// MaxConfigDocumentBytes bounds one document of a node pool's config or tuningConfig. A MachineConfig
-// carries its files inline (Ignition data URLs); those applied to node pools (registries, chrony,
-// certificates, kubelet and CRI-O settings, Tuned profiles) run from a few KiB to tens of KiB, so
-// 256 KiB leaves room for the largest while bounding what parsing and rendering one document costs.
-const MaxConfigDocumentBytes = 256 << 10
-
 // Convert_v1alpha1_NodePoolSpec_To_hcp_NodePoolSpec converts a node pool's spec and refuses the opaque
-// documents that could not be served back: every later step (the field manager, validation, the
-// renderers) parses them as JSON, and a protobuf or CBOR body carries their bytes unchecked. Decoding
-// fails, so the client gets 400 Bad Request naming the document, whatever the wire format.
+// documents that are not JSON: every later step (the field manager, validation, the renderers) parses
+// them as JSON, and a protobuf or CBOR body carries their bytes unchecked. Decoding fails, so the client
+// gets 400 Bad Request naming the document, whatever the wire format.
+//
+// Only what no stored object can hold is refused here, because objects read from etcd convert through
+// this function too: how large and how deep a document may be is validation's rule (422), so that a pool
+// stored under other limits still reads.
 func Convert_v1alpha1_NodePoolSpec_To_hcp_NodePoolSpec(in *NodePoolSpec, out *hcp.NodePoolSpec, s conversion.Scope) error {
 	if err := autoConvert_v1alpha1_NodePoolSpec_To_hcp_NodePoolSpec(in, out, s); err != nil {
 		return err
@@ -33,8 +30,8 @@ func Convert_v1alpha1_NodePoolSpec_To_hcp_NodePoolSpec(in *NodePoolSpec, out *hc
 	return errs.ToAggregate()
 }
 
-// checkDocuments refuses each document that is not JSON, nests deeper than jsonlimit.MaxDepth or is
-// larger than MaxConfigDocumentBytes. What the document must say is validation's to check.
+// checkDocuments refuses each document that is not JSON. What the document must say is validation's to
+// check.
 func checkDocuments(docs []runtime.RawExtension, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i := range docs {
@@ -53,9 +50,6 @@ func checkDocument(doc *runtime.RawExtension) error {
 		// Built in Go rather than decoded, or null, which validation refuses.
 		return nil
 	}
-	if n := len(doc.Raw); n > MaxConfigDocumentBytes {
-		return fmt.Errorf("must be at most %d bytes, not %d: split it into several documents", MaxConfigDocumentBytes, n)
-	}
 	// CBOR bodies carry CBOR documents, which MarshalJSON transcodes; JSON comes back as it is.
 	raw, err := doc.MarshalJSON()
 	if err != nil {
@@ -64,9 +58,6 @@ func checkDocument(doc *runtime.RawExtension) error {
 		}
 		// Neither JSON nor CBOR: the JSON parser below says where it fails.
 		raw = doc.Raw
-	}
-	if err := jsonlimit.CheckDepth(raw, jsonlimit.MaxDepth); err != nil {
-		return fmt.Errorf("must nest objects and arrays at most %d levels deep", jsonlimit.MaxDepth)
 	}
 	if err := json.Unmarshal(raw, new(json.RawMessage)); err != nil {
 		return fmt.Errorf("must be a JSON object: %v", err)

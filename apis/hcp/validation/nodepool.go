@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
+	"github.com/aro-hcp/hcp-apiserver/pkg/jsonlimit"
 )
 
 const (
@@ -244,6 +245,10 @@ func validateConfigDocuments(docs []runtime.RawExtension, kinds []documentKind, 
 	names := map[string]bool{}
 	for i := range docs {
 		p := fldPath.Index(i)
+		if errs := validateDocumentCost(&docs[i], p); len(errs) > 0 {
+			allErrs = append(allErrs, errs...)
+			continue
+		}
 		h, err := decodeDocumentHeader(&docs[i])
 		if err != nil {
 			allErrs = append(allErrs, field.Invalid(p, field.OmitValueType{},
@@ -280,6 +285,31 @@ func validateConfigDocuments(docs []runtime.RawExtension, kinds []documentKind, 
 		names[h.Metadata.Name] = true
 	}
 	return allErrs
+}
+
+// MaxConfigDocumentBytes bounds one document of a node pool's config or tuningConfig. A MachineConfig
+// carries its files inline (Ignition data URLs); those applied to node pools (registries, chrony,
+// certificates, kubelet and CRI-O settings, Tuned profiles) run from a few KiB to tens of KiB, so
+// 256 KiB leaves room for the largest while bounding what parsing and rendering one document costs.
+const MaxConfigDocumentBytes = 256 << 10
+
+// validateDocumentCost bounds what a document costs every reader: its size, and how deeply it nests
+// (indented output grows with the square of the depth).
+func validateDocumentCost(doc *runtime.RawExtension, fldPath *field.Path) field.ErrorList {
+	if n := len(doc.Raw); n > MaxConfigDocumentBytes {
+		return field.ErrorList{field.Invalid(fldPath, field.OmitValueType{},
+			fmt.Sprintf("must be at most %d bytes, not %d: split it into several documents", MaxConfigDocumentBytes, n))}
+	}
+	// A CBOR body's documents are CBOR, which MarshalJSON transcodes.
+	raw, err := doc.MarshalJSON()
+	if err != nil {
+		raw = doc.Raw
+	}
+	if jsonlimit.CheckDepth(raw, jsonlimit.MaxDepth) != nil {
+		return field.ErrorList{field.Invalid(fldPath, field.OmitValueType{},
+			fmt.Sprintf("must nest objects and arrays at most %d levels deep", jsonlimit.MaxDepth))}
+	}
+	return nil
 }
 
 // decodeDocumentHeader reads the header of a document however it arrived: MarshalJSON turns

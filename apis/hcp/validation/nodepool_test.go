@@ -191,6 +191,18 @@ func TestValidateNodePool(t *testing.T) {
 		{name: "11 config documents", mutate: func(np *hcp.NodePool) { np.Spec.Config = documents(11) }, want: []wantErr{tooMany("spec.config")}},
 		{name: "config not an object", mutate: func(np *hcp.NodePool) { np.Spec.Config[1] = runtime.RawExtension{Raw: []byte(`["MachineConfig"]`)} }, want: []wantErr{invalid("spec.config[1]")}},
 		{name: "config not JSON", mutate: func(np *hcp.NodePool) { np.Spec.Config[1] = runtime.RawExtension{Raw: []byte(`{kind: MachineConfig}`)} }, want: []wantErr{invalid("spec.config[1]")}},
+		{name: "config 100 levels deep", mutate: func(np *hcp.NodePool) {
+			np.Spec.Config[1] = runtime.RawExtension{Raw: []byte(`{"apiVersion":"machineconfiguration.openshift.io/v1","kind":"MachineConfig","metadata":{"name":"deep"},"spec":` +
+				strings.Repeat("[", 99) + strings.Repeat("]", 99) + `}`)}
+		}},
+		{name: "config 101 levels deep", mutate: func(np *hcp.NodePool) {
+			np.Spec.Config[1] = runtime.RawExtension{Raw: []byte(`{"apiVersion":"machineconfiguration.openshift.io/v1","kind":"MachineConfig","metadata":{"name":"deep"},"spec":` +
+				strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`)}
+		}, want: []wantErr{invalid("spec.config[1]")}},
+		{name: "tuning document over 256 KiB", mutate: func(np *hcp.NodePool) {
+			np.Spec.TuningConfig[0] = runtime.RawExtension{Raw: []byte(`{"apiVersion":"tuned.openshift.io/v1","kind":"Tuned","metadata":{"name":"big"},"spec":"` +
+				strings.Repeat("x", MaxConfigDocumentBytes) + `"}`)}
+		}, want: []wantErr{invalid("spec.tuningConfig[0]")}},
 		{name: "empty config document", mutate: func(np *hcp.NodePool) { np.Spec.Config[1] = runtime.RawExtension{} }, want: []wantErr{invalid("spec.config[1]")}},
 		{name: "config without kind", mutate: func(np *hcp.NodePool) {
 			np.Spec.Config[1] = runtime.RawExtension{Raw: []byte(`{"apiVersion":"machineconfiguration.openshift.io/v1","metadata":{"name":"x"}}`)}
