@@ -1,0 +1,403 @@
+package hostile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The ARM api-versions the shim serves, oldest first.
+var armAPIVersions = []string{"2024-06-10-preview", "2025-12-23-preview", "2026-06-30-preview", "2026-09-01-preview"}
+
+const (
+	armSub           = "6c2d8f0e-1a2b-4c3d-8e9f-0a1b2c3d4e5f"
+	armTenant        = "7d3e9f1a-2b3c-4d5e-9f0a-1b2c3d4e5f6a"
+	armLocation      = "eastus"
+	armRG            = "hostile-rg"
+	armTargetCluster = "target"
+	armTargetPool    = "pool1"
+)
+
+func armClusterPath(name string) string {
+	return "/subscriptions/" + armSub + "/resourceGroups/" + armRG + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/" + name
+}
+
+func armNodePoolPath(cluster, pool string) string {
+	return armClusterPath(cluster) + "/nodePools/" + pool
+}
+
+func armResourceID(rg, kind, name string) string {
+	return "/subscriptions/" + armSub + "/resourceGroups/" + rg + "/providers/" + kind + "/" + name
+}
+
+// armClusterBody is a valid cluster PUT body in api-version v, the i-th cluster's own network and DNS prefix.
+func armClusterBody(v string, i int) map[string]any {
+	identity := func(name string) string {
+		return armResourceID("identities", "Microsoft.ManagedIdentity/userAssignedIdentities", fmt.Sprintf("%s-%d", name, i))
+	}
+	controlPlane, service := identity("cp"), identity("service")
+	platform := map[string]any{
+		"subnetId":               armResourceID("network", "Microsoft.Network/virtualNetworks", fmt.Sprintf("vnet-%d/subnets/workers", i)),
+		"networkSecurityGroupId": armResourceID("network", "Microsoft.Network/networkSecurityGroups", fmt.Sprintf("nsg-%d", i)),
+		"operatorsAuthentication": map[string]any{"userAssignedIdentities": map[string]any{
+			"controlPlaneOperators":  map[string]any{"control-plane": controlPlane},
+			"dataPlaneOperators":     map[string]any{"disk-csi-driver": identity("disk")},
+			"serviceManagedIdentity": service,
+		}},
+	}
+	if v != "2024-06-10-preview" {
+		platform["vnetIntegrationSubnetId"] = armResourceID("network", "Microsoft.Network/virtualNetworks", fmt.Sprintf("vnet-%d/subnets/integration", i))
+	}
+	return map[string]any{
+		"location": armLocation,
+		"tags":     map[string]any{"api-version": v},
+		"identity": map[string]any{"type": "UserAssigned", "userAssignedIdentities": map[string]any{controlPlane: map[string]any{}, service: map[string]any{}}},
+		"properties": map[string]any{
+			"version":  map[string]any{"id": "4.20", "channelGroup": "stable"},
+			"dns":      map[string]any{"baseDomainPrefix": fmt.Sprintf("host%d", i)},
+			"platform": platform,
+		},
+	}
+}
+
+func armNodePoolBody() map[string]any {
+	return map[string]any{
+		"location": armLocation,
+		"properties": map[string]any{
+			"version":  map[string]any{"id": "4.20.8", "channelGroup": "stable"},
+			"platform": map[string]any{"vmSize": "Standard_D8s_v3", "subnetId": armResourceID("network", "Microsoft.Network/virtualNetworks", "vnet-0/subnets/workers")},
+			"replicas": 2,
+		},
+	}
+}
+
+// armDo sends one request as ARM would and returns the answer's status and body.
+func armDo(t *testing.T, client *http.Client, base, method, path string, body any) (int, []byte) {
+	t.Helper()
+	var reader io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reader = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, base+path, reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, vs := range armHeaders() {
+		req.Header[k] = vs
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw
+}
+
+// armHeaders are the headers ARM adds to what it forwards.
+func armHeaders() http.Header {
+	now := time.Now().UTC().Format(time.RFC3339)
+	return http.Header{
+		"Content-Type":                  {"application/json"},
+		"X-Ms-Home-Tenant-Id":           {armTenant},
+		"X-Ms-Client-Object-Id":         {"8e4f0a2b-3c4d-4e5f-8a1b-2c3d4e5f6a7b"},
+		"X-Ms-Arm-Resource-System-Data": {fmt.Sprintf(`{"createdBy":"h@example.com","createdByType":"User","createdAt":%q}`, now)},
+	}
+}
+
+func registerARMSubscription(t *testing.T, base string, client *http.Client) {
+	t.Helper()
+	status, body := armDo(t, client, base, http.MethodPut, "/subscriptions/"+armSub+"?api-version=2.0", map[string]any{
+		"state": "Registered", "registrationDate": time.Now().UTC().Format(time.RFC1123),
+		"properties": map[string]any{"tenantId": armTenant},
+	})
+	if status != http.StatusOK && status != http.StatusCreated {
+		t.Fatalf("registering the subscription answered %d: %s", status, body)
+	}
+}
+
+// createARMTargets creates the cluster and node pool the shim's probes update and patch.
+func createARMTargets(t *testing.T, base string, client *http.Client) {
+	t.Helper()
+	v := armAPIVersions[len(armAPIVersions)-1]
+	status, body := armDo(t, client, base, http.MethodPut, armClusterPath(armTargetCluster)+"?api-version="+v, armClusterBody(v, 0))
+	if status != http.StatusCreated {
+		t.Fatalf("creating the target cluster answered %d: %s", status, body)
+	}
+}
+
+// shimProbes are the probes of the ARM shim.
+func shimProbes() []probe {
+	var probes []probe
+	add := func(p probe) {
+		h := armHeaders()
+		for k, vs := range p.header {
+			h[k] = vs
+		}
+		p.header = h
+		probes = append(probes, p)
+	}
+	newest := armAPIVersions[len(armAPIVersions)-1]
+	cluster := armClusterPath(armTargetCluster)
+
+	// IDs in the path that no ARM resource can have.
+	badSegments := []string{".", "..", "%25", "%2E%2E", "a%2Fb", "%00", strings.Repeat("x", 300), "%E2%80%AE", "a%20b", "a.", "%3Cscript%3E"}
+	for _, seg := range badSegments {
+		short := seg[:min(len(seg), 12)]
+		paths := map[string]string{
+			"subscription":          "/subscriptions/" + seg + "/resourceGroups/" + armRG + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/x",
+			"resource group":        "/subscriptions/" + armSub + "/resourceGroups/" + seg + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/x",
+			"cluster":               armClusterPath(seg),
+			"node pool":             armNodePoolPath(armTargetCluster, seg),
+			"operation status":      "/subscriptions/" + armSub + "/providers/Microsoft.RedHatOpenShift/locations/" + armLocation + "/hcpOperationStatuses/" + seg,
+			"operation result":      "/subscriptions/" + armSub + "/providers/Microsoft.RedHatOpenShift/locations/" + armLocation + "/hcpOperationResults/" + seg,
+			"version":               "/subscriptions/" + armSub + "/providers/Microsoft.RedHatOpenShift/locations/" + armLocation + "/hcpOpenShiftVersions/" + seg,
+			"location":              "/subscriptions/" + armSub + "/providers/Microsoft.RedHatOpenShift/locations/" + seg + "/hcpOpenShiftVersions",
+			"subscription document": "/subscriptions/" + seg,
+		}
+		for what, path := range paths {
+			apiVersion := newest
+			if what == "subscription document" {
+				apiVersion = "2.0"
+			}
+			add(probe{name: "GET " + what + " " + short, method: http.MethodGet, path: path + "?api-version=" + apiVersion})
+			if what == "cluster" || what == "node pool" || what == "subscription" || what == "resource group" {
+				add(probe{name: "PUT " + what + " " + short, method: http.MethodPut, path: path + "?api-version=" + newest,
+					body: mustMarshal(armClusterBody(newest, 9))})
+				add(probe{name: "DELETE " + what + " " + short, method: http.MethodDelete, path: path + "?api-version=" + newest})
+			}
+		}
+	}
+
+	// api-versions.
+	for _, v := range []string{"", "bogus", "2.0", "2024-01-01", "2026-09-01", "2026-09-01-PREVIEW%00", strings.Repeat("9", 200)} {
+		add(probe{name: "GET cluster api-version " + v[:min(len(v), 20)], method: http.MethodGet, path: cluster + "?api-version=" + v})
+	}
+	add(probe{name: "GET cluster api-version twice", method: http.MethodGet, path: cluster + "?api-version=bogus&api-version=" + newest, accept: notServerError})
+	add(probe{name: "PUT subscription api-version of resources", method: http.MethodPut, path: "/subscriptions/" + armSub + "?api-version=" + newest,
+		body: []byte(`{"state":"Registered"}`)})
+
+	// Methods a route does not take.
+	for _, m := range []string{http.MethodPost, "PROPFIND", http.MethodPut + "X"} {
+		add(probe{name: m + " on a cluster", method: m, path: cluster + "?api-version=" + newest})
+	}
+	add(probe{name: "DELETE on a cluster list", method: http.MethodDelete, path: "/subscriptions/" + armSub + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters?api-version=" + newest})
+	add(probe{name: "PUT on the operations list", method: http.MethodPut, path: "/providers/Microsoft.RedHatOpenShift/operations", body: []byte(`{}`)})
+
+	// Bodies, in every api-version, on a new cluster, the target cluster (PUT and PATCH) and a node pool.
+	for i, v := range armAPIVersions {
+		fresh := armClusterPath(fmt.Sprintf("fresh-%d", i)) + "?api-version=" + v
+		target := cluster + "?api-version=" + v
+		pool := armNodePoolPath(armTargetCluster, "fresh") + "?api-version=" + v
+		for _, b := range armRawBodies() {
+			add(probe{name: v + " PUT cluster " + b.name, method: http.MethodPut, path: fresh, header: contentType(b.contentType), body: []byte(b.body)})
+			add(probe{name: v + " PATCH cluster " + b.name, method: http.MethodPatch, path: target, header: contentType(b.contentType), body: []byte(b.body)})
+			add(probe{name: v + " PUT node pool " + b.name, method: http.MethodPut, path: pool, header: contentType(b.contentType), body: []byte(b.body)})
+		}
+		for _, s := range armClusterSpoilings() {
+			body := armClusterBody(v, 10+i)
+			s.change(body)
+			add(probe{name: v + " PUT cluster " + s.name, method: http.MethodPut, path: fresh, body: mustMarshal(body), accept: s.accept})
+		}
+		for _, p := range armClusterPatches() {
+			add(probe{name: v + " PATCH cluster " + p.name, method: http.MethodPatch, path: target, body: []byte(p.body)})
+		}
+		for _, s := range armNodePoolSpoilings() {
+			body := armNodePoolBody()
+			s.change(body)
+			add(probe{name: v + " PUT node pool " + s.name, method: http.MethodPut, path: pool, body: mustMarshal(body), accept: s.accept})
+		}
+	}
+
+	// Subscription documents, as ARM sends them (2.0).
+	sub := "/subscriptions/" + armSub + "?api-version=2.0"
+	for _, b := range armRawBodies() {
+		add(probe{name: "PUT subscription " + b.name, method: http.MethodPut, path: sub, header: contentType(b.contentType), body: []byte(b.body)})
+	}
+	for _, b := range []struct{ name, body string }{
+		{"state unknown", `{"state":"Exploded"}`}, {"state a number", `{"state":5}`},
+		{"properties a string", `{"state":"Registered","properties":"x"}`},
+		{"features not a list", `{"state":"Registered","properties":{"registeredFeatures":{}}}`},
+		{"feature without a name", `{"state":"Registered","properties":{"registeredFeatures":[{"state":"Registered"}]}}`},
+	} {
+		add(probe{name: "PUT subscription " + b.name, method: http.MethodPut, path: sub, body: []byte(b.body)})
+	}
+
+	// Preflight.
+	preflight := "/subscriptions/" + armSub + "/resourceGroups/" + armRG + "/providers/Microsoft.RedHatOpenShift/deployments/d1/preflight?api-version=" + newest
+	for _, b := range []struct{ name, body string }{
+		{"resources not a list", `{"resources":{}}`},
+		{"2200 resources", `{"resources":[` + strings.TrimSuffix(strings.Repeat(preflightResource()+",", 2200), ",") + `]}`},
+		{"nested 10000 levels", `{"resources":` + deepJSON(10_000) + `}`},
+		{"truncated", `{"resources":[`},
+	} {
+		add(probe{name: "POST preflight " + b.name, method: http.MethodPost, path: preflight, body: []byte(b.body)})
+	}
+	// A resource preflight cannot read is the deployment's failure, answered 200 as ARM's preflight contract says.
+	for _, b := range []struct{ name, body string }{{"null", `null`}, {"resource a string", `{"resources":["x"]}`}} {
+		add(probe{name: "POST preflight " + b.name, method: http.MethodPost, path: preflight, body: []byte(b.body), accept: notServerError})
+	}
+	for _, action := range []string{"requestAdminCredential", "revokeCredentials"} {
+		add(probe{name: "POST " + action + " on a missing cluster", method: http.MethodPost,
+			path: armClusterPath("missing") + "/" + action + "?api-version=" + newest})
+		add(probe{name: "POST " + action + " with a garbage body", method: http.MethodPost,
+			path: cluster + "/" + action + "?api-version=" + newest, body: []byte(`{"csr":` + deepJSON(10_000) + `}`)})
+	}
+	return probes
+}
+
+func preflightResource() string {
+	raw := mustMarshal(map[string]any{"type": "Microsoft.RedHatOpenShift/hcpOpenShiftClusters", "name": "pf", "apiVersion": "2026-09-01-preview",
+		"location": armLocation, "properties": map[string]any{}})
+	return string(raw)
+}
+
+func contentType(ct string) http.Header {
+	if ct == "" {
+		return http.Header{"Content-Type": nil}
+	}
+	return http.Header{"Content-Type": {ct}}
+}
+
+func mustMarshal(v any) []byte {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return raw
+}
+
+func armRawBodies() []struct{ name, contentType, body string } {
+	return []struct{ name, contentType, body string }{
+		{"empty body", "application/json", ""},
+		{"null", "application/json", "null"},
+		{"array", "application/json", "[]"},
+		{"string", "application/json", `"x"`},
+		{"truncated", "application/json", `{"location":`},
+		{"trailing garbage", "application/json", `{}}`},
+		{"not UTF-8", "application/json", "{\"location\":\"\xff\xfe\"}"},
+		{"nested 10000 levels", "application/json", `{"properties":` + deepJSON(10_000) + `}`},
+		{"nested 101 levels", "application/json", `{"tags":{"a":` + deepJSON(100) + `}}`},
+		{"plain text", "text/plain", "hello"},
+		{"no content type", "", `{}`},
+		{"body of 3.5 MiB", "application/json", `{"tags":{"a":"` + strings.Repeat("x", 3584<<10) + `"}}`},
+		{"body of 5 MiB", "application/json", `{"tags":{"a":"` + strings.Repeat("x", 5<<20) + `"}}`},
+		{"number 1e400", "application/json", `{"properties":{"replicas":1e400}}`},
+	}
+}
+
+type armSpoiled struct {
+	name   string
+	change func(map[string]any)
+	accept func(int) bool
+}
+
+func props(m map[string]any) map[string]any { return m["properties"].(map[string]any) }
+
+func armClusterSpoilings() []armSpoiled {
+	tags := func(n int, key, value string) map[string]any {
+		t := map[string]any{}
+		for i := range n {
+			t[fmt.Sprintf("%s%d", key, i)] = value
+		}
+		return t
+	}
+	platform := func(m map[string]any) map[string]any { return props(m)["platform"].(map[string]any) }
+	return []armSpoiled{
+		{name: "no location", change: func(m map[string]any) { delete(m, "location") }},
+		{name: "location of another region", change: func(m map[string]any) { m["location"] = "westeurope" }},
+		{name: "location a number", change: func(m map[string]any) { m["location"] = 5 }},
+		{name: "properties a string", change: func(m map[string]any) { m["properties"] = "x" }},
+		{name: "properties null", change: func(m map[string]any) { m["properties"] = nil }},
+		{name: "version id a number", change: func(m map[string]any) { props(m)["version"] = map[string]any{"id": 4.2} }},
+		{name: "version id garbage", change: func(m map[string]any) { props(m)["version"] = map[string]any{"id": "../../x"} }},
+		{name: "channel group unknown", change: func(m map[string]any) { props(m)["version"].(map[string]any)["channelGroup"] = "nightly!" }},
+		{name: "subnet not a resource ID", change: func(m map[string]any) { platform(m)["subnetId"] = "subnet" }},
+		{name: "subnet ID with dot dot", change: func(m map[string]any) {
+			platform(m)["subnetId"] = "/subscriptions/" + armSub + "/resourceGroups/../providers/Microsoft.Network/virtualNetworks/v/subnets/s"
+		}, accept: notServerError},
+		{name: "subnet of the target cluster", change: func(m map[string]any) {
+			platform(m)["subnetId"] = armResourceID("network", "Microsoft.Network/virtualNetworks", "vnet-0/subnets/workers")
+		}},
+		{name: "NSG a number", change: func(m map[string]any) { platform(m)["networkSecurityGroupId"] = 1 }},
+		{name: "identity type unknown", change: func(m map[string]any) { m["identity"].(map[string]any)["type"] = "Magic" }},
+		{name: "identity a list", change: func(m map[string]any) { m["identity"] = []any{} }},
+		{name: "DNS prefix too long", change: func(m map[string]any) { props(m)["dns"] = map[string]any{"baseDomainPrefix": strings.Repeat("d", 100)} }},
+		{name: "DNS prefix garbage", change: func(m map[string]any) { props(m)["dns"] = map[string]any{"baseDomainPrefix": "a..b%"} }},
+		{name: "network pod CIDR garbage", change: func(m map[string]any) { props(m)["network"] = map[string]any{"podCidr": "10.0.0.0/99"} }},
+		{name: "network host prefix a float", change: func(m map[string]any) { props(m)["network"] = map[string]any{"hostPrefix": 23.5} }},
+		{name: "network host prefix huge", change: func(m map[string]any) { props(m)["network"] = map[string]any{"hostPrefix": 1e12} }},
+		{name: "60 tags", change: func(m map[string]any) { m["tags"] = tags(60, "k", "v") }},
+		{name: "tag value of 300 characters", change: func(m map[string]any) { m["tags"] = map[string]any{"k": strings.Repeat("v", 300)} }},
+		{name: "tag name of 600 characters", change: func(m map[string]any) { m["tags"] = map[string]any{strings.Repeat("k", 600): "v"} }},
+		{name: "tag name empty", change: func(m map[string]any) { m["tags"] = map[string]any{"": "v"} }},
+		{name: "tag name with a slash", change: func(m map[string]any) { m["tags"] = map[string]any{"a/b": "v"} }},
+		{name: "tag value a number", change: func(m map[string]any) { m["tags"] = map[string]any{"a": 1} }},
+		{name: "50 tags of the longest", change: func(m map[string]any) { m["tags"] = tags(50, strings.Repeat("k", 500), strings.Repeat("v", 256)) },
+			accept: notServerError},
+		{name: "unknown property", change: func(m map[string]any) { props(m)["surprise"] = map[string]any{"a": 1} }, accept: notServerError},
+		{name: "read-only provisioning state", change: func(m map[string]any) { props(m)["provisioningState"] = "Succeeded" }, accept: notServerError},
+	}
+}
+
+func armClusterPatches() []struct{ name, body string } {
+	return []struct{ name, body string }{
+		{"version null", `{"properties":{"version":null}}`},
+		{"version id null", `{"properties":{"version":{"id":null}}}`},
+		{"subnet null", `{"properties":{"platform":{"subnetId":null}}}`},
+		{"properties null", `{"properties":null}`},
+		{"properties a number", `{"properties":7}`},
+		{"tags a list", `{"tags":["a"]}`},
+		{"60 tags", `{"tags":{` + strings.TrimPrefix(manyTags(60), ",") + `}}`},
+		{"tag value of 300 characters", `{"tags":{"k":"` + strings.Repeat("v", 300) + `"}}`},
+		{"location changed", `{"location":"westeurope"}`},
+		{"node drain a float", `{"properties":{"nodeDrainTimeoutMinutes":10.5}}`},
+		{"node drain 1e1", `{"properties":{"nodeDrainTimeoutMinutes":1e1}}`},
+		{"node drain 10.0", `{"properties":{"nodeDrainTimeoutMinutes":10.0}}`},
+		{"node drain a string", `{"properties":{"nodeDrainTimeoutMinutes":"10"}}`},
+		{"immutable subnet changed", `{"properties":{"platform":{"subnetId":"` + armResourceID("network", "Microsoft.Network/virtualNetworks", "other/subnets/x") + `"}}}`},
+		{"identity type unknown", `{"identity":{"type":"Magic"}}`},
+	}
+}
+
+func manyTags(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(`,"t%d":"v"`, i)
+	}
+	return strings.Join(parts, "")
+}
+
+func armNodePoolSpoilings() []armSpoiled {
+	platform := func(m map[string]any) map[string]any { return props(m)["platform"].(map[string]any) }
+	return []armSpoiled{
+		{name: "replicas 10.0", change: func(m map[string]any) { props(m)["replicas"] = json.Number("10.0") }},
+		{name: "replicas 1e1", change: func(m map[string]any) { props(m)["replicas"] = json.Number("1e1") }},
+		{name: "replicas negative", change: func(m map[string]any) { props(m)["replicas"] = -3 }},
+		{name: "replicas past int32", change: func(m map[string]any) { props(m)["replicas"] = json.Number("4294967296") }},
+		{name: "replicas a string", change: func(m map[string]any) { props(m)["replicas"] = "3" }},
+		{name: "replicas and autoscaling", change: func(m map[string]any) { props(m)["autoScaling"] = map[string]any{"min": 5, "max": 1} }},
+		{name: "VM size garbage", change: func(m map[string]any) { platform(m)["vmSize"] = "../x" }},
+		{name: "OS disk tiny", change: func(m map[string]any) { platform(m)["osDisk"] = map[string]any{"sizeGiB": 1} }},
+		{name: "OS disk a float", change: func(m map[string]any) { platform(m)["osDisk"] = map[string]any{"sizeGiB": 64.5} }},
+		{name: "labels garbage", change: func(m map[string]any) { props(m)["labels"] = map[string]any{"a b": "c d"} }},
+		{name: "taints garbage", change: func(m map[string]any) { props(m)["taints"] = []any{map[string]any{"key": "", "effect": "Boom"}} }},
+		{name: "version of the future", change: func(m map[string]any) { props(m)["version"] = map[string]any{"id": "9.99.0"} }},
+		{name: "60 tags", change: func(m map[string]any) {
+			t := map[string]any{}
+			for i := range 60 {
+				t[fmt.Sprint("t", i)] = "v"
+			}
+			m["tags"] = t
+		}},
+	}
+}
