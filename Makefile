@@ -5,7 +5,7 @@ GO ?= go
 TEST_TIMEOUT ?= 60m
 export PATH := $(PATH):/usr/sbin
 
-.PHONY: all build version test test-deps verify vet unit bench codegen images clean
+.PHONY: all build version test test-deps verify vet unit fuzz bench codegen images clean
 
 # The version the binaries report (/version, --version): git describe of the nearest v* tag
 # (v0.3.0, v0.3.0-5-g0123abc), or v0.0.0-dev+<commit> before the first tag; semver either way, as
@@ -28,6 +28,24 @@ version:
 
 test: test-deps verify build
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(MAKE) fuzz
+
+# The fuzz targets of what outside clients send, each fuzzed for FUZZ_TIME on top of its committed corpus
+# (testdata/fuzz/ and its seeds); go test fuzzes one target at a time. A failure writes the input that
+# failed into the package's testdata/fuzz/, to commit with the fix.
+FUZZ_TIME ?= 30s
+FUZZ_TARGETS := \
+	./pkg/apiserver:FuzzRequestBody \
+	./apis/hcp/validation:FuzzValidateRequest \
+	./pkg/armshim/frontend:FuzzARMRequest \
+	./pkg/armshim/conversion:FuzzClusterRequest \
+	./pkg/armshim/conversion:FuzzNodePoolRequest
+fuzz:
+	@for target in $(FUZZ_TARGETS); do \
+		pkg=$${target%%:*}; name=$${target##*:}; \
+		echo "$(GO) test -run '^$$' -fuzz '^$$name\$$' -fuzztime $(FUZZ_TIME) $$pkg"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZ_TIME) $$pkg || exit 1; \
+	done
 
 # Debian packages (protoc, Mosquitto), then kube-apiserver and etcd built from the module
 # proxy into _output/tools/ (the first time about 15 minutes; cached afterwards).
