@@ -6,7 +6,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
@@ -15,8 +14,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -56,7 +53,7 @@ const (
 func TestARMClusterLifecycle(t *testing.T) {
 	armschema.Dir(t)
 	st := startDeliveryStack(t, hypershiftsim.Options{UpgradeDelay: 2 * time.Second})
-	shim := startARMShim(t, st.server.Kubeconfig)
+	shim := framework.StartARMShim(t, st.server.Kubeconfig, armLocation)
 	c := newARMClient(t, shim)
 
 	c.mustDo(t, http.MethodPut, "/subscriptions/"+armSubscription, "2.0", map[string]any{
@@ -198,61 +195,18 @@ func armClusterDayTwo(t *testing.T, c *armClient, st *deliveryStack, v, cluster 
 	pollToEnd(t, c, resp, runtime.FinalStateViaLocation)
 }
 
-// armShim is the arm-shim binary in its local mode: its own CA, a serving and a client certificate.
-type armShim struct {
-	URL    string
-	PKIDir string
-}
-
-func startARMShim(t *testing.T, kubeconfig string) *armShim {
-	t.Helper()
-	pki := filepath.Join(t.TempDir(), "pki")
-	port := framework.FreePort(t)
-	framework.StartProcess(t, framework.ComponentDir(t, "arm-shim"), framework.Command(t, "arm-shim"),
-		"--kubeconfig="+kubeconfig, "--location="+armLocation, "--pki-dir="+pki, "--secure-port="+strconv.Itoa(port))
-	shim := &armShim{URL: "https://127.0.0.1:" + strconv.Itoa(port), PKIDir: pki}
-	waitFor(t, "arm-shim serving /healthz", func() (bool, string) {
-		if _, err := os.Stat(filepath.Join(pki, "client.key")); err != nil {
-			return false, err.Error()
-		}
-		resp, err := shim.httpClient(t).Get(shim.URL + "/healthz")
-		if err != nil {
-			return false, err.Error()
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, resp.Status
-	})
-	return shim
-}
-
-// httpClient trusts the shim's CA and presents its client certificate, as ARM presents its own.
-func (s *armShim) httpClient(t *testing.T) *http.Client {
-	t.Helper()
-	cert, err := tls.LoadX509KeyPair(filepath.Join(s.PKIDir, "client.crt"), filepath.Join(s.PKIDir, "client.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	caPEM, err := os.ReadFile(filepath.Join(s.PKIDir, "ca.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(caPEM)
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: roots}}}
-}
-
 // armClient sends requests through azcore's pipeline, the one every Azure SDK client is built on.
 type armClient struct {
 	base string
 	pl   runtime.Pipeline
 }
 
-func newARMClient(t *testing.T, shim *armShim) *armClient {
+func newARMClient(t *testing.T, shim *framework.ARMShim) *armClient {
 	t.Helper()
 	pl := runtime.NewPipeline("hcp-apiserver-e2e", "v0.0.0", runtime.PipelineOptions{
 		PerCall:  []policy.Policy{armCallerHeaders{}},
 		PerRetry: []policy.Policy{&openAPIValidation{t: t}},
-	}, &policy.ClientOptions{Transport: shim.httpClient(t)})
+	}, &policy.ClientOptions{Transport: shim.HTTPClient(t)})
 	return &armClient{base: shim.URL, pl: pl}
 }
 
