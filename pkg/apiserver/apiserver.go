@@ -90,7 +90,7 @@ func (c *Config) Complete() CompletedConfig {
 	// Innermost, so that only requests that passed authentication and authorization are read.
 	build := c.GenericConfig.BuildHandlerChainFunc
 	c.GenericConfig.BuildHandlerChainFunc = func(apiHandler http.Handler, config *genericapiserver.Config) http.Handler {
-		return build(withNestingLimit(apiHandler), config)
+		return build(withBodyLimits(apiHandler, config.RequestTimeout/2), config)
 	}
 	return CompletedConfig{GenericConfig: c.GenericConfig.Complete(), InformerFactory: c.InformerFactory, Rules: c.Rules}
 }

@@ -49,7 +49,7 @@ const probeTimeout = 15 * time.Second
 
 // TestHostileClients runs every probe against a standalone hcp-apiserver and an arm-shim in front of it.
 func TestHostileClients(t *testing.T) {
-	api := framework.StartHCPAPIServerProcess(t, filepath.Join(t.TempDir(), "data"))
+	api := framework.StartHCPAPIServerProcess(t, filepath.Join(t.TempDir(), "data"), "--request-timeout="+apiRequestTimeout.String())
 	shim := framework.StartARMShim(t, api.Kubeconfig, armLocation, shimTimeoutFlags...)
 
 	restConfig, err := clientcmd.BuildConfigFromFlags("", api.Kubeconfig)

@@ -203,18 +203,22 @@ func shimProbes() []probe {
 			add(probe{name: v + " PATCH cluster " + b.name, method: http.MethodPatch, path: target, header: contentType(b.contentType), body: []byte(b.body)})
 			add(probe{name: v + " PUT node pool " + b.name, method: http.MethodPut, path: pool, header: contentType(b.contentType), body: []byte(b.body)})
 		}
-		for _, s := range armClusterSpoilings() {
-			body := armClusterBody(v, 10+i)
+		// Each spoiled body creates a cluster of its own, with its own network, so that one the shim
+		// accepts does not turn the next into an update.
+		for j, s := range armClusterSpoilings() {
+			body := armClusterBody(v, 100+100*i+j)
 			s.change(body)
-			add(probe{name: v + " PUT cluster " + s.name, method: http.MethodPut, path: fresh, body: mustMarshal(body), accept: s.accept})
+			add(probe{name: v + " PUT cluster " + s.name, method: http.MethodPut, body: mustMarshal(body), accept: s.accept,
+				path: armClusterPath(fmt.Sprintf("spoiled-%d-%d", i, j)) + "?api-version=" + v})
 		}
 		for _, p := range armClusterPatches() {
 			add(probe{name: v + " PATCH cluster " + p.name, method: http.MethodPatch, path: target, body: []byte(p.body)})
 		}
-		for _, s := range armNodePoolSpoilings() {
+		for j, s := range armNodePoolSpoilings() {
 			body := armNodePoolBody()
 			s.change(body)
-			add(probe{name: v + " PUT node pool " + s.name, method: http.MethodPut, path: pool, body: mustMarshal(body), accept: s.accept})
+			add(probe{name: v + " PUT node pool " + s.name, method: http.MethodPut, body: mustMarshal(body), accept: s.accept,
+				path: armNodePoolPath(armTargetCluster, fmt.Sprintf("p%d-%d", i, j)) + "?api-version=" + v})
 		}
 	}
 

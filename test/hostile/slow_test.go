@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -25,6 +26,9 @@ const (
 	shimIdleTimeout       = 3 * time.Second
 	// apiReadHeaderTimeout is the one kube's generic server sets, which has no flag.
 	apiReadHeaderTimeout = 32 * time.Second
+	// apiRequestTimeout is hcp-apiserver's --request-timeout in this test; a body must arrive within half.
+	apiRequestTimeout = 10 * time.Second
+	apiBodyTimeout    = apiRequestTimeout / 2
 	// slack is what a loaded machine may add to a timeout.
 	slack = 5 * time.Second
 )
@@ -44,6 +48,7 @@ func slowClientProbes(t *testing.T, api *framework.HCPAPIServerProcess, restConf
 	}
 	apiAddr := mustHost(t, restConfig.Host)
 	shimTLS, shimAddr := shim.TLSConfig(t), mustHost(t, shim.URL)
+	apiPost := "POST /apis/hcp.aro.azure.com/v1alpha1/namespaces/" + targetNamespace + "/hcpclusters HTTP/1.1\r\n"
 	armPut := "PUT " + armClusterPath("slow") + "?api-version=" + armAPIVersions[len(armAPIVersions)-1] + " HTTP/1.1\r\n"
 	for _, c := range []struct {
 		name string
@@ -65,6 +70,10 @@ func slowClientProbes(t *testing.T, api *framework.HCPAPIServerProcess, restConf
 			start: armPut + "Host: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n", drip: true, within: shimReadTimeout + slack},
 		{name: "hcp-apiserver/headers never end", addr: apiAddr, tls: apiTLS,
 			start: "GET /apis HTTP/1.1\r\nHost: x\r\n", within: apiReadHeaderTimeout + slack},
+		{name: "hcp-apiserver/body never comes", addr: apiAddr, tls: apiTLS,
+			start: apiPost + "Host: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", within: apiBodyTimeout + slack},
+		{name: "hcp-apiserver/body a byte at a time", addr: apiAddr, tls: apiTLS,
+			start: apiPost + "Host: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n", drip: true, within: apiBodyTimeout + slack},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -77,6 +86,30 @@ func slowClientProbes(t *testing.T, api *framework.HCPAPIServerProcess, restConf
 			}
 		})
 	}
+	t.Run("hcp-apiserver/body never comes over HTTP/2", func(t *testing.T) {
+		t.Parallel()
+		client, err := rest.HTTPClientFor(restConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stalled, _ := io.Pipe()
+		req, err := http.NewRequest(http.MethodPost, restConfig.Host+"/apis/hcp.aro.azure.com/v1alpha1/namespaces/"+targetNamespace+"/hcpclusters", stalled)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		ctx, cancel := context.WithTimeout(context.Background(), apiBodyTimeout+2*slack)
+		defer cancel()
+		start := time.Now()
+		resp, err := client.Do(req.WithContext(ctx))
+		if err != nil {
+			t.Fatalf("no answer after %v: %v", time.Since(start), err)
+		}
+		resp.Body.Close()
+		if took := time.Since(start); resp.StatusCode != http.StatusRequestTimeout || resp.ProtoMajor != 2 || took > apiBodyTimeout+slack {
+			t.Errorf("answered %d over HTTP/%d after %v, want 408 over HTTP/2 within %v", resp.StatusCode, resp.ProtoMajor, took, apiBodyTimeout+slack)
+		}
+	})
 	t.Run("arm-shim/idle keep-alive connection", func(t *testing.T) {
 		t.Parallel()
 		conn := dial(t, shimAddr, shimTLS)

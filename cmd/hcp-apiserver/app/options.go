@@ -60,6 +60,9 @@ type Options struct {
 	VersionCatalogFile string
 	// MaxBreakglassCredentialsPerCluster is how many unexpired break-glass credentials a cluster may have.
 	MaxBreakglassCredentialsPerCluster int
+	// RequestTimeout bounds every request but watches, as kube-apiserver's flag of the same name; a
+	// request's body must arrive within half of it.
+	RequestTimeout time.Duration
 	// Maestro says how the server reaches the maestro-agents of its management clusters.
 	Maestro MaestroOptions
 	// Controllers tune how clusters are delivered.
@@ -74,6 +77,7 @@ func NewOptions() *Options {
 		ComponentGlobalsRegistry:           compatibility.DefaultComponentGlobalsRegistry,
 		DataDir:                            "hcp-data",
 		MaxBreakglassCredentialsPerCluster: 10,
+		RequestTimeout:                     time.Minute,
 		Maestro:                            MaestroOptions{Source: DefaultSource, BindAddress: "0.0.0.0:8883", LivenessInterval: time.Minute, LivenessTimeout: 3 * time.Minute},
 		Controllers: ControllerOptions{
 			Environment: render.DefaultEnvironment, CreateDeadline: time.Hour,
@@ -105,6 +109,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 		"A Cincinnati-format graph of the OpenShift releases offered per channel group, in a file or at an http(s) URL (an OpenShift update service's graph); replaces the compiled-in catalog. Read at start.")
 	fs.IntVar(&o.MaxBreakglassCredentialsPerCluster, "max-breakglass-credentials-per-cluster", o.MaxBreakglassCredentialsPerCluster,
 		"How many unexpired (Pending or Issued) break-glass credentials one cluster may have.")
+	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout,
+		"How long a request but a watch may take before it is answered 504, as kube-apiserver's flag. A request's body must arrive within half of it, or the request is answered 408.")
 	o.Maestro.AddFlags(fss.FlagSet("maestro"))
 	o.Controllers.AddFlags(fss.FlagSet("controllers"))
 	r := o.RecommendedOptions
@@ -217,6 +223,9 @@ func (o *CompletedOptions) Validate() error {
 	if o.MaxBreakglassCredentialsPerCluster < 1 {
 		errs = append(errs, fmt.Errorf("--max-breakglass-credentials-per-cluster must be at least 1"))
 	}
+	if o.RequestTimeout < 2*time.Second {
+		errs = append(errs, fmt.Errorf("--request-timeout must be at least 2s"))
+	}
 	errs = append(errs, o.Maestro.Validate()...)
 	errs = append(errs, o.Controllers.Validate()...)
 	errs = append(errs, o.ComponentGlobalsRegistry.Validate()...)
@@ -235,6 +244,7 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 	cfg.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openapi.GetOpenAPIDefinitions, namer)
 	cfg.OpenAPIV3Config.Info.Title = "hcp-apiserver"
 	cfg.OpenAPIV3Config.Info.Version = v1alpha1.SchemeGroupVersion.Version
+	cfg.RequestTimeout = o.RequestTimeout
 	cfg.FeatureGate = o.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
 	cfg.EffectiveVersion = withBuildVersion(o.ComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent))
 
