@@ -9,10 +9,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/conversion"
 )
 
-// The ARM api-versions the shim serves, oldest first.
-var armAPIVersions = []string{"2024-06-10-preview", "2025-12-23-preview", "2026-06-30-preview", "2026-09-01-preview"}
+// armAPIVersions are the ARM api-versions the shim serves, oldest first.
+var armAPIVersions = func() []string {
+	versions := make([]string, len(conversion.APIVersions))
+	for i, v := range conversion.APIVersions {
+		versions[i] = string(v)
+	}
+	return versions
+}()
 
 const (
 	armSub           = "6c2d8f0e-1a2b-4c3d-8e9f-0a1b2c3d4e5f"
