@@ -53,7 +53,7 @@ func withBodyLimits(handler http.Handler, readTimeout time.Duration) http.Handle
 //
 // On HTTP/2 the stream's read deadline ends the read. On HTTP/1 the connection's read deadline would
 // also cancel the request's context, and kube's timeout filter would race the handler to answer 504,
-// so the read is given up on at the deadline instead, and the connection's deadline, set a second
+// so the read is given up on at the deadline instead, and the connection's deadline, set two seconds
 // later, only frees the connection.
 type slowBody struct {
 	io.ReadCloser
@@ -117,9 +117,19 @@ func (b slowBody) readBefore(p []byte) (int, error) {
 		return copy(p, buf[:r.n]), r.err
 	case <-timer.C:
 		*b.timedOut = true
-		_ = b.controller.SetReadDeadline(time.Now().Add(time.Second))
+		_ = b.controller.SetReadDeadline(time.Now().Add(2 * time.Second))
 		return 0, b.timeoutError()
 	}
+}
+
+// Close leaves a body whose read was given up on to the server: closing it would wait for the read
+// still blocked on the connection and then drain the rest of the body, holding the handler until the
+// connection's deadline cancels the request and the timeout filter answers 504 in place of the 408.
+func (b slowBody) Close() error {
+	if *b.timedOut {
+		return nil
+	}
+	return b.ReadCloser.Close()
 }
 
 func (b slowBody) timeoutError() error {
