@@ -62,12 +62,12 @@ type slowBody struct {
 	controller *http.ResponseController
 	http1      bool
 	// timedOut is set once the deadline passed, after which every read fails.
-	timedOut *bool
+	timedOut bool
 }
 
 func newSlowBody(req *http.Request, w http.ResponseWriter, timeout time.Duration) io.ReadCloser {
-	b := slowBody{ReadCloser: req.Body, timeout: timeout, deadline: time.Now().Add(timeout),
-		controller: http.NewResponseController(w), http1: req.ProtoMajor < 2, timedOut: new(bool)}
+	b := &slowBody{ReadCloser: req.Body, timeout: timeout, deadline: time.Now().Add(timeout),
+		controller: http.NewResponseController(w), http1: req.ProtoMajor < 2}
 	if !b.http1 {
 		// The writers of the handler chain unwrap to the stream's.
 		if err := b.controller.SetReadDeadline(b.deadline); err != nil {
@@ -77,8 +77,8 @@ func newSlowBody(req *http.Request, w http.ResponseWriter, timeout time.Duration
 	return b
 }
 
-func (b slowBody) Read(p []byte) (int, error) {
-	if *b.timedOut {
+func (b *slowBody) Read(p []byte) (int, error) {
+	if b.timedOut {
 		return 0, b.timeoutError()
 	}
 	if b.http1 {
@@ -91,7 +91,7 @@ func (b slowBody) Read(p []byte) (int, error) {
 	}
 	var netErr net.Error
 	if err != nil && (errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout())) {
-		*b.timedOut = true
+		b.timedOut = true
 		return n, b.timeoutError()
 	}
 	return n, err
@@ -99,7 +99,7 @@ func (b slowBody) Read(p []byte) (int, error) {
 
 // readBefore reads into p unless the deadline passes first. The read it gives up on ends when the
 // connection does.
-func (b slowBody) readBefore(p []byte) (int, error) {
+func (b *slowBody) readBefore(p []byte) (int, error) {
 	type result struct {
 		n   int
 		err error
@@ -116,7 +116,7 @@ func (b slowBody) readBefore(p []byte) (int, error) {
 	case r := <-done:
 		return copy(p, buf[:r.n]), r.err
 	case <-timer.C:
-		*b.timedOut = true
+		b.timedOut = true
 		_ = b.controller.SetReadDeadline(time.Now().Add(2 * time.Second))
 		return 0, b.timeoutError()
 	}
@@ -125,14 +125,14 @@ func (b slowBody) readBefore(p []byte) (int, error) {
 // Close leaves a body whose read was given up on to the server: closing it would wait for the read
 // still blocked on the connection and then drain the rest of the body, holding the handler until the
 // connection's deadline cancels the request and the timeout filter answers 504 in place of the 408.
-func (b slowBody) Close() error {
-	if *b.timedOut {
+func (b *slowBody) Close() error {
+	if b.timedOut {
 		return nil
 	}
 	return b.ReadCloser.Close()
 }
 
-func (b slowBody) timeoutError() error {
+func (b *slowBody) timeoutError() error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
 		Code:    http.StatusRequestTimeout,

@@ -93,7 +93,7 @@ func typed[T runtime.Object](obj T, kind string) T {
 }
 
 // createAPITargets creates the objects the probes update and patch.
-func createAPITargets(t *testing.T, ctx context.Context, c versioned.Interface) map[string]runtime.Object {
+func createAPITargets(t *testing.T, ctx context.Context, c versioned.Interface) {
 	t.Helper()
 	hcp := c.HcpV1alpha1()
 	must := func(what string, err error) {
@@ -111,7 +111,6 @@ func createAPITargets(t *testing.T, ctx context.Context, c versioned.Interface) 
 	must("the subscription", err)
 	_, err = hcp.ARMOperations().Create(ctx, armOperation(targetOperation), metav1.CreateOptions{})
 	must("the operation", err)
-	return nil
 }
 
 func collectionPath(k apiKind) string {
@@ -255,7 +254,7 @@ func header(contentType string) http.Header {
 }
 
 // apiProbes are the probes of hcp-apiserver, for every kind.
-func apiProbes(t *testing.T, _ map[string]runtime.Object) []probe {
+func apiProbes(t *testing.T) []probe {
 	var probes []probe
 	add := func(p probe) { probes = append(probes, p) }
 	for _, k := range apiKinds() {

@@ -66,8 +66,8 @@ func TestHostileClients(t *testing.T) {
 	shimHTTP.Timeout = probeTimeout
 
 	ctx := context.Background()
-	targets := createAPITargets(t, ctx, client)
-	apiSet := apiProbes(t, targets)
+	createAPITargets(t, ctx, client)
+	apiSet := apiProbes(t)
 	registerARMSubscription(t, shim.URL, shimHTTP)
 	createARMTargets(t, shim.URL, shimHTTP)
 	shimSet := shimProbes()

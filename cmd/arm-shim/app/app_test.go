@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/util/cert"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
 )
 
 func TestValidate(t *testing.T) {
@@ -92,16 +94,7 @@ func TestLocalPKI(t *testing.T) {
 	if filepath.Base(pki.AdminCert) != "client.crt" {
 		t.Errorf("client certificate in %s", pki.AdminCert)
 	}
-	caPEM, err := os.ReadFile(pki.CACert)
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(caPEM)
-	clientCert, err := tls.LoadX509KeyPair(pki.AdminCert, pki.AdminKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	roots, clientCert := localTrust(t, pki)
 	strangerPEM, strangerKey, err := cert.GenerateSelfSignedCertKey("stranger", nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -150,4 +143,20 @@ func TestLocalPKI(t *testing.T) {
 	if after, _ := os.ReadFile(pki.AdminCert); string(after) != string(before) {
 		t.Error("a restart replaced the client certificate")
 	}
+}
+
+// localTrust is what a client of the local PKI holds: its CA and its client certificate.
+func localTrust(t *testing.T, pki *standalone.PKI) (*x509.CertPool, tls.Certificate) {
+	t.Helper()
+	caPEM, err := os.ReadFile(pki.CACert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	clientCert, err := tls.LoadX509KeyPair(pki.AdminCert, pki.AdminKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return roots, clientCert
 }

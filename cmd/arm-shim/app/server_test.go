@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -59,17 +58,7 @@ func TestServerTimeouts(t *testing.T) {
 	}
 	go func() { _ = Serve(ctx, cfg, listener) }()
 
-	pki := LocalPKI(o.PKIDir)
-	caPEM, err := os.ReadFile(pki.CACert)
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(caPEM)
-	clientCert, err := tls.LoadX509KeyPair(pki.AdminCert, pki.AdminKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	roots, clientCert := localTrust(t, LocalPKI(o.PKIDir))
 	dial := func(t *testing.T) *tls.Conn {
 		conn, err := tls.Dial("tcp", listener.Addr().String(), &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{clientCert}, ServerName: "127.0.0.1"})
 		if err != nil {
