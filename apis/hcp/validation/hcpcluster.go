@@ -288,14 +288,12 @@ func validateOperatorName(fldPath *field.Path, operator string) field.ErrorList 
 func validateIdentity(id *hcp.ManagedServiceIdentity, fldPath *field.Path) field.ErrorList {
 	allErrs := validateEnum(fldPath.Child("type"), id.Type, identityTypes)
 	p := fldPath.Child("userAssignedIdentities")
+	// UserAssigned with no identities yet is a cluster whose operators use none, as ARO HCP accepts it.
 	if slices.Contains(identityTypes, id.Type) {
 		userAssigned := id.Type == identityTypeUserAssigned || id.Type == identityTypeSystemAndUserAssigned
-		switch {
-		case !userAssigned && len(id.UserAssignedIdentities) > 0:
+		if !userAssigned && len(id.UserAssignedIdentities) > 0 {
 			allErrs = append(allErrs, field.Forbidden(p,
 				fmt.Sprintf("may only be set when type is %s or %s", identityTypeUserAssigned, identityTypeSystemAndUserAssigned)))
-		case userAssigned && len(id.UserAssignedIdentities) == 0:
-			allErrs = append(allErrs, field.Required(p, fmt.Sprintf("must list at least one identity when type is %s", id.Type)))
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(id.UserAssignedIdentities)) {

@@ -220,7 +220,8 @@ func TestValidateHCPCluster(t *testing.T) {
 		{name: "user identities with system assigned type", mutate: func(c *hcp.HCPCluster) { c.Spec.Identity.Type = "SystemAssigned" }, want: []wantErr{forbidden("spec.identity.userAssignedIdentities")}},
 		{name: "system assigned identity alone", mutate: func(c *hcp.HCPCluster) { c.Spec.Identity = &hcp.ManagedServiceIdentity{Type: "SystemAssigned"} }},
 		{name: "no identity", mutate: func(c *hcp.HCPCluster) { c.Spec.Identity = &hcp.ManagedServiceIdentity{Type: "None"} }},
-		{name: "user assigned type without identities", mutate: func(c *hcp.HCPCluster) { c.Spec.Identity.UserAssignedIdentities = nil }, want: []wantErr{required("spec.identity.userAssignedIdentities")}},
+		// ARO HCP accepts a cluster whose operators have no identities yet.
+		{name: "user assigned type without identities", mutate: func(c *hcp.HCPCluster) { c.Spec.Identity.UserAssignedIdentities = nil }},
 		{name: "user assigned identity key not an ID", mutate: func(c *hcp.HCPCluster) {
 			c.Spec.Identity.UserAssignedIdentities["service"] = hcp.UserAssignedIdentity{}
 		}, want: []wantErr{invalid("spec.identity.userAssignedIdentities[service]")}},

@@ -2,6 +2,7 @@ package frontend
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -9,9 +10,11 @@ import (
 	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
+	hcplisters "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
 )
 
 const (
@@ -282,5 +285,35 @@ func TestProviderOperations(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the list lacks requestadmincredential/action: %s", rec.Body)
+	}
+}
+
+// A write right after ARM changed the subscription's state sees the new state, even while the
+// informer's cache still holds the old one; a read may be answered from the cache.
+func TestWritesSeeTheSubscriptionStateJustStored(t *testing.T) {
+	cached := subscription(hcpv1alpha1.ARMSubscriptionRegistered)
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	if err := indexer.Add(cached); err != nil {
+		t.Fatal(err)
+	}
+	client := fake.NewSimpleClientset(subscription(hcpv1alpha1.ARMSubscriptionSuspended), storedCluster("Succeeded", false)) //nolint:staticcheck
+	f, err := New(Config{Client: client, Location: "eastus", Subscriptions: hcplisters.NewARMSubscriptionLister(indexer)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := "?api-version=" + testAPI
+	for _, write := range []struct{ method, target, body string }{
+		{"PUT", testCluster + q, minimalClusterBody},
+		{"PATCH", testCluster + q, `{"tags":{"a":"b"}}`},
+		{"PUT", testNodePool + q, minimalNodePoolBody},
+		{"POST", testCluster + "/revokecredentials" + q, ""},
+	} {
+		rec := call(f, write.method, write.target, write.body)
+		if rec.Code != http.StatusConflict || cloudError(t, rec).Code != CodeInvalidSubscriptionState {
+			t.Errorf("%s %s on a subscription just Suspended: %d %s, want 409 %s", write.method, write.target, rec.Code, rec.Body, CodeInvalidSubscriptionState)
+		}
+	}
+	if rec := call(f, "GET", testCluster+q, ""); rec.Code != http.StatusOK {
+		t.Errorf("GET on a Suspended subscription: %d %s, want 200", rec.Code, rec.Body)
 	}
 }

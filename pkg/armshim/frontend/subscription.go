@@ -33,11 +33,13 @@ func (f *Frontend) checkSubscription(req *request) error {
 	return nil
 }
 
-// subscription reads a subscription from the informer's cache when there is one: every request checks
-// its subscription, and states change seldom. A miss asks the API, for a subscription registered a
-// moment ago.
+// subscription reads a subscription from the informer's cache when there is one and the request only
+// reads: every request checks its subscription, and states change seldom. A request that writes reads
+// the subscription from the API, a quorum read of etcd, so that it sees every subscription state ARM
+// was told was stored, through whichever replica of the shim stored it. A miss of the cache asks the
+// API too, for a subscription registered a moment ago.
 func (f *Frontend) subscription(req *request, name string) (*hcpv1alpha1.ARMSubscription, error) {
-	if f.subs != nil {
+	if f.subs != nil && req.r.Method == http.MethodGet {
 		if s, err := f.subs.Get(name); err == nil {
 			return s, nil
 		}

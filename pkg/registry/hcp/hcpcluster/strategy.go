@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
@@ -49,14 +50,24 @@ var kind = hcpregistry.Kind[*hcp.HCPCluster]{
 // ID: ARM shows them from the first answer on.
 func NewStrategy(typer runtime.ObjectTyper, catalog *versioncatalog.Catalog, service *render.Options) hcpregistry.Strategy[*hcp.HCPCluster] {
 	k := kind
+	env := render.DefaultEnvironment
+	if service != nil && service.Environment != "" {
+		env = service.Environment
+	}
 	k.Created = func(obj *hcp.HCPCluster) {
 		kind.Created(obj)
+		if obj.Spec.DNS.BaseDomainPrefix == "" && obj.Name != "" {
+			obj.Spec.DNS.BaseDomainPrefix = derivedBaseDomainPrefix(obj.Name, prefixRoom(env))
+		}
 		if catalog != nil {
 			resolveVersion(obj, catalog)
 		}
 		if service != nil {
 			setAddresses(obj, *service)
 		}
+	}
+	k.Validate = func(obj *hcp.HCPCluster) field.ErrorList {
+		return append(kind.Validate(obj), validatePrefixRoom(obj, env)...)
 	}
 	if catalog != nil {
 		k.SpecUpdated = func(obj, old *hcp.HCPCluster) {

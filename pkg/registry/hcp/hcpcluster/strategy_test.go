@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/registrytest"
 	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
@@ -157,5 +158,49 @@ func TestCreateAndVersionChangeResolveTheVersion(t *testing.T) {
 	resolved = meta.FindStatusCondition(updated.Status.Conditions, hcp.ConditionVersionResolved)
 	if resolved == nil || resolved.Status != metav1.ConditionFalse || resolved.Reason != "NotInCatalog" || updated.Status.Version.Desired != want.Desired {
 		t.Errorf("after asking for 9.99: version %q, VersionResolved %+v; want %q kept and NotInCatalog", updated.Status.Version.Desired, resolved, want.Desired)
+	}
+}
+
+// A cluster created without a DNS prefix gets one derived from its name, short enough for the control
+// plane namespace HyperShift makes of it; a long name derives a prefix of its start and a hash.
+func TestCreateDerivesTheDNSPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		name, env, want string
+	}{
+		{name: "short", env: "dev", want: "short"},
+		{name: "exactly-fifteen", env: "dev", want: "exactly-fifteen"},
+		{name: "a-cluster-name-longer-than-fifteen", env: "dev"},
+		{name: "a-cluster-name-longer-than-fifteen", env: "production"},
+		{name: "abcdefghi------x", env: "dev"},
+	} {
+		c := validCluster(t)
+		c.Name, c.Spec.DNS.BaseDomainPrefix = tc.name, ""
+		s := NewStrategy(registrytest.Scheme, nil, &render.Options{Environment: tc.env})
+		s.PrepareForCreate(context.Background(), c)
+		prefix := c.Spec.DNS.BaseDomainPrefix
+		if tc.want != "" && prefix != tc.want {
+			t.Errorf("%s in %s: prefix %q, want %q", tc.name, tc.env, prefix, tc.want)
+		}
+		if errs := s.Validate(context.Background(), c); len(errs) > 0 {
+			t.Errorf("%s in %s: the derived prefix %q is refused: %v", tc.name, tc.env, prefix, errs)
+		}
+		if cp := render.ControlPlaneNamespace(tc.env, &v1alpha1.HCPCluster{Spec: v1alpha1.HCPClusterSpec{DNS: v1alpha1.DNSProfile{BaseDomainPrefix: prefix}}, Status: v1alpha1.HCPClusterStatus{ClusterID: c.Status.ClusterID}}); len(cp) > 63 {
+			t.Errorf("%s in %s: control plane namespace %q is longer than a DNS label", tc.name, tc.env, cp)
+		}
+		again := validCluster(t)
+		again.Name, again.Spec.DNS.BaseDomainPrefix = tc.name, ""
+		s.PrepareForCreate(context.Background(), again)
+		if again.Spec.DNS.BaseDomainPrefix != prefix {
+			t.Errorf("%s: a second create derived %q, then %q", tc.name, prefix, again.Spec.DNS.BaseDomainPrefix)
+		}
+	}
+	// A prefix the caller chose that does not fit the environment is refused at the create, not by HyperShift.
+	c := validCluster(t)
+	c.Spec.DNS.BaseDomainPrefix = "fifteen-letters"
+	s := NewStrategy(registrytest.Scheme, nil, &render.Options{Environment: "production-east"})
+	s.PrepareForCreate(context.Background(), c)
+	errs := s.Validate(context.Background(), c)
+	if len(errs) != 1 || errs[0].Field != "spec.dns.baseDomainPrefix" {
+		t.Errorf("a 15-character prefix in environment production-east: %v, want one error at spec.dns.baseDomainPrefix", errs)
 	}
 }
