@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/frontend"
@@ -159,6 +160,10 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	kube, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return nil, err
+	}
 	catalog := versioncatalog.Default()
 	if o.VersionCatalog != "" {
 		if catalog, err = versioncatalog.Load(ctx, o.VersionCatalog); err != nil {
@@ -167,7 +172,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	}
 	factory := externalversions.NewSharedInformerFactory(client, 0)
 	fe, err := frontend.New(frontend.Config{Client: client, Location: o.Location, Catalog: catalog,
-		Subscriptions: factory.Hcp().V1alpha1().ARMSubscriptions().Lister()})
+		Subscriptions: factory.Hcp().V1alpha1().ARMSubscriptions().Lister(), Namespaces: kube.CoreV1().Namespaces()})
 	if err != nil {
 		return nil, err
 	}

@@ -226,9 +226,16 @@ func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResourc
 			req.freshReads = true // the watch cache was behind: this is a replace
 			return errStale
 		}
-		if apierrors.IsNotFound(err) {
+		if isMissingNamespace(err) {
 			// Behind kube-apiserver, NamespaceLifecycle refuses objects of a namespace it does not
-			// have; the resource's namespace is the service's to provide, not the caller's fault.
+			// have: the first resource of a resource group makes the group's namespace.
+			if err := f.ensureNamespace(req, res); err != nil {
+				return err
+			}
+			written, err = k.create(req.ctx, obj, metav1.CreateOptions{})
+		}
+		if apierrors.IsNotFound(err) {
+			// The resource's namespace is the service's to provide, not the caller's fault.
 			req.logger.Error(err, "Creating in the namespace of the resource group failed", "namespace", res.obj.Namespace)
 			return internalError()
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	hcplisters "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
@@ -21,17 +23,21 @@ type Config struct {
 	// Subscriptions, when set, answers the subscription check of every request from an informer's cache
 	// instead of a GET each time; a subscription the cache does not hold yet is read from the API.
 	Subscriptions hcplisters.ARMSubscriptionLister
+	// Namespaces, when set, makes the namespace of a resource group the first time a resource is
+	// created in it, which an hcp-apiserver behind kube-apiserver needs; kube-apiserver serves them.
+	Namespaces corev1client.NamespaceInterface
 }
 
 // Frontend is the ARM frontend, an http.Handler.
 type Frontend struct {
-	client    versioned.Interface
-	location  string
-	catalog   *versioncatalog.Catalog
-	subs      hcplisters.ARMSubscriptionLister
-	clusters  *kind[*hcpv1alpha1.HCPCluster]
-	nodePools *kind[*hcpv1alpha1.NodePool]
-	routes    []*route
+	client     versioned.Interface
+	location   string
+	catalog    *versioncatalog.Catalog
+	subs       hcplisters.ARMSubscriptionLister
+	namespaces corev1client.NamespaceInterface
+	clusters   *kind[*hcpv1alpha1.HCPCluster]
+	nodePools  *kind[*hcpv1alpha1.NodePool]
+	routes     []*route
 }
 
 // New returns the frontend of a region.
@@ -45,7 +51,7 @@ func New(cfg Config) (*Frontend, error) {
 	if cfg.Catalog == nil {
 		cfg.Catalog = versioncatalog.Default()
 	}
-	f := &Frontend{client: cfg.Client, location: normalizeLocation(cfg.Location), catalog: cfg.Catalog, subs: cfg.Subscriptions}
+	f := &Frontend{client: cfg.Client, location: normalizeLocation(cfg.Location), catalog: cfg.Catalog, subs: cfg.Subscriptions, namespaces: cfg.Namespaces}
 	f.clusters = clusterKind(cfg.Client)
 	f.nodePools = nodePoolKind(cfg.Client, f.clusters)
 	f.routes = f.newRoutes()

@@ -7,11 +7,18 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
 )
 
 // TestClusterRole runs every kind of request through the shim and checks that the ClusterRole of
@@ -80,18 +87,41 @@ func TestClusterRole(t *testing.T) {
 		}
 	}
 
+	// Behind kube-apiserver, the first create in a resource group makes the group's namespace.
+	client3 := fake.NewSimpleClientset(subscription(hcpv1alpha1.ARMSubscriptionRegistered)) //nolint:staticcheck
+	kube := kubefake.NewClientset()
+	client3.PrependReactor("create", "hcpclusters", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		ns := action.GetNamespace()
+		if _, err := kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("namespaces"), "", ns); err != nil {
+			return true, nil, apierrors.NewNotFound(corev1.Resource("namespaces"), ns)
+		}
+		return false, nil, nil
+	})
+	f3, err := New(Config{Client: client3, Location: "eastus", Namespaces: kube.CoreV1().Namespaces()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := call(f3, "PUT", testCluster+q, minimalClusterBody); rec.Code != 201 {
+		t.Fatalf("create in a resource group without a namespace: %d %s", rec.Code, rec.Body)
+	}
+	if nss, err := kube.Tracker().List(corev1.SchemeGroupVersion.WithResource("namespaces"), corev1.SchemeGroupVersion.WithKind("Namespace"), ""); err != nil {
+		t.Fatal(err)
+	} else if items := nss.(*corev1.NamespaceList).Items; len(items) != 1 || items[0].Annotations[names.AnnotationResourceGroup] != "Dev-RG" {
+		t.Errorf("namespaces made: %+v, want one annotated with the resource group Dev-RG", items)
+	}
+
 	type call struct{ verb, resource string }
 	// The result of a credential request reads the credential and its kubeconfig (the latter through
 	// the REST client, which the fake clientset cannot serve); the test against the real server runs it.
 	// arm-shim's informer of subscriptions (cmd/arm-shim/app) lists and watches them.
 	used := map[call]bool{{"get", "breakglasscredentials"}: true, {"get", "breakglasscredentials/kubeconfig"}: true,
 		{"list", "armsubscriptions"}: true, {"watch", "armsubscriptions"}: true}
-	for _, a := range append(client.Actions(), client2.Actions()...) {
+	for _, a := range slices.Concat(client.Actions(), client2.Actions(), client3.Actions(), kube.Actions()) {
 		resource := a.GetResource().Resource
 		if sub := a.GetSubresource(); sub != "" {
 			resource += "/" + sub
 		}
-		if a.GetResource().Group != hcpv1alpha1.SchemeGroupVersion.Group {
+		if a.GetResource().Group != hcpv1alpha1.SchemeGroupVersion.Group && resource != "namespaces" {
 			t.Errorf("a call outside the API group: %s %v", a.GetVerb(), a.GetResource())
 			continue
 		}
@@ -102,8 +132,9 @@ func TestClusterRole(t *testing.T) {
 	}
 	granted := map[call]bool{}
 	for _, rule := range role.Rules {
-		if !slices.Equal(rule.APIGroups, []string{hcpv1alpha1.SchemeGroupVersion.Group}) {
-			t.Errorf("rule %+v is not for %s only", rule, hcpv1alpha1.SchemeGroupVersion.Group)
+		namespaces := slices.Equal(rule.APIGroups, []string{""}) && slices.Equal(rule.Resources, []string{"namespaces"})
+		if !namespaces && !slices.Equal(rule.APIGroups, []string{hcpv1alpha1.SchemeGroupVersion.Group}) {
+			t.Errorf("rule %+v is not for %s only, nor for namespaces only", rule, hcpv1alpha1.SchemeGroupVersion.Group)
 		}
 		for _, r := range rule.Resources {
 			for _, v := range rule.Verbs {
