@@ -72,7 +72,7 @@ bench:
 	$(GO) test -count=1 -timeout 60m -run 'TestDeliveryBenchmark|TestClusterBenchmark' -v ./test/bench/delivery -args $(DELIVERY_ARGS)
 	$(GO) test -count=1 -timeout 90m -run TestCRDPeerBenchmark -v ./test/bench/peer -args $(PEER_ARGS)
 
-# The container images of hcp-apiserver and maestro-agent (build/*.Dockerfile), with the version flags of
+# The container images of hcp-apiserver, maestro-agent and arm-shim (build/*.Dockerfile), with the version flags of
 # build. Not part of test: it needs a container engine and pulls base images. An image tag takes no '+',
 # which the version has before the first tag. The builder's Go is the minor version go.mod names.
 IMAGE_REGISTRY ?=
@@ -86,6 +86,8 @@ images:
 		-t $(if $(IMAGE_REGISTRY),$(IMAGE_REGISTRY)/)hcp-apiserver:$(IMAGE_TAG) .
 	$(CONTAINER_TOOL) build -f build/maestro-agent.Dockerfile $(IMAGE_BUILD_ARGS) \
 		-t $(if $(IMAGE_REGISTRY),$(IMAGE_REGISTRY)/)maestro-agent:$(IMAGE_TAG) .
+	$(CONTAINER_TOOL) build -f build/arm-shim.Dockerfile $(IMAGE_BUILD_ARGS) \
+		-t $(if $(IMAGE_REGISTRY),$(IMAGE_REGISTRY)/)arm-shim:$(IMAGE_TAG) .
 
 clean:
 	rm -rf _output hcp-data

@@ -11,7 +11,13 @@
 #   OUTDIR/agents/<consumer>/           ca.crt tls.crt tls.key  one per name in HCP_AGENT_CONSUMERS: a
 #                                                               maestro-agent's client certificate (CN = its
 #                                                               consumer name), for artifacts/agent
-#   OUTDIR/ca/                          the three CAs and their keys; keep them, nothing in the cluster needs them
+#   OUTDIR/hcp-arm-shim-serving/        ca.crt tls.crt tls.key  arm-shim's serving certificate, for ARM's front door
+#   OUTDIR/hcp-arm-shim-client-ca/      ca.crt                  the CA arm-shim trusts for client certificates:
+#                                                               ARM's in production (put its CA here), else the
+#                                                               one that signs OUTDIR/arm-client
+#   OUTDIR/arm-client/                  ca.crt tls.crt tls.key  a client certificate of that CA, to call arm-shim
+#                                                               as ARM would
+#   OUTDIR/ca/                          the four CAs and their keys; keep them, nothing in the cluster needs them
 #
 # Usage: hack/deploy-certs.sh OUTDIR   (artifacts/deploy/certs for `kubectl apply -k artifacts/deploy`)
 # Environment:
@@ -68,6 +74,7 @@ leaf() {
 ca serving "hcp-apiserver serving CA"
 ca etcd "hcp-etcd CA"
 ca mqtt "hcp-mqtt CA"
+ca arm "hcp-arm-shim client CA"
 
 # kube-apiserver's aggregator verifies the API's certificate for <service>.<namespace>.svc.
 svc="hcp-apiserver.${ns}.svc"
@@ -87,6 +94,14 @@ for name in "${extra[@]}"; do
 done
 leaf "${out}/hcp-mqtt-tls" mqtt hcp-mqtt serverAuth "${mqtt_names}"
 leaf "${out}/hcp-apiserver-mqtt-client" mqtt hcp-apiserver clientAuth
+
+# ARM's front door reaches arm-shim by a name of the operator's DNS; these are the cluster's own.
+shim="arm-shim.${ns}.svc"
+leaf "${out}/hcp-arm-shim-serving" serving "${shim}" serverAuth \
+    "DNS:arm-shim,DNS:arm-shim.${ns},DNS:${shim},DNS:${shim}.cluster.local,DNS:localhost,IP:127.0.0.1"
+mkdir -p "${out}/hcp-arm-shim-client-ca"
+[[ -f "${out}/hcp-arm-shim-client-ca/ca.crt" ]] || cp "${out}/ca/arm.crt" "${out}/hcp-arm-shim-client-ca/ca.crt"
+leaf "${out}/arm-client" arm arm-frontdoor clientAuth
 
 IFS=, read -r -a consumers <<< "${HCP_AGENT_CONSUMERS:-}"
 for consumer in "${consumers[@]}"; do

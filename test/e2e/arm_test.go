@@ -203,11 +203,17 @@ type armClient struct {
 
 func newARMClient(t *testing.T, shim *framework.ARMShim) *armClient {
 	t.Helper()
+	return newARMClientFor(t, shim.URL, shim.HTTPClient(t))
+}
+
+// newARMClientFor is an ARM client of the shim at base, which hc reaches with ARM's client certificate.
+func newARMClientFor(t *testing.T, base string, hc *http.Client) *armClient {
+	t.Helper()
 	pl := runtime.NewPipeline("hcp-apiserver-e2e", "v0.0.0", runtime.PipelineOptions{
 		PerCall:  []policy.Policy{armCallerHeaders{}},
 		PerRetry: []policy.Policy{&openAPIValidation{t: t}},
-	}, &policy.ClientOptions{Transport: shim.HTTPClient(t)})
-	return &armClient{base: shim.URL, pl: pl}
+	}, &policy.ClientOptions{Transport: hc})
+	return &armClient{base: base, pl: pl}
 }
 
 // armCallerHeaders adds what ARM adds to every call it forwards: the caller's tenant and object ID (an

@@ -92,6 +92,7 @@ func TestDeployManifestsNameOnlyFlagsTheBinariesHave(t *testing.T) {
 	binaries := map[string]string{
 		"hcp-apiserver": framework.Command(t, "hcp-apiserver"),
 		"maestro-agent": framework.Command(t, "maestro-agent"),
+		"arm-shim":      framework.Command(t, "arm-shim"),
 		"etcd":          framework.Tool(t, "etcd"),
 	}
 	flags := map[string][]string{}
@@ -99,7 +100,7 @@ func TestDeployManifestsNameOnlyFlagsTheBinariesHave(t *testing.T) {
 		flags[name] = helpFlags(t, binary)
 	}
 	// The parser must find flags each binary surely has, or every check below would pass on nothing.
-	for name, known := range map[string]string{"hcp-apiserver": "etcd-servers", "maestro-agent": "kubeconfig", "etcd": "peer-client-cert-auth"} {
+	for name, known := range map[string]string{"hcp-apiserver": "etcd-servers", "maestro-agent": "kubeconfig", "arm-shim": "client-ca-file", "etcd": "peer-client-cert-auth"} {
 		if !slices.Contains(flags[name], known) {
 			t.Fatalf("%s --help lists %d flags, not --%s: the help format changed", name, len(flags[name]), known)
 		}
@@ -165,10 +166,13 @@ func helpFlags(t *testing.T, binary string) []string {
 func deployKustomization(t *testing.T) string {
 	t.Helper()
 	root := repoRoot(t)
-	dir := filepath.Join(t.TempDir(), "deploy")
-	src := filepath.Join(root, "artifacts", "deploy")
-	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
-		t.Fatal(err)
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "deploy")
+	// The base includes ../../arm-shim, which comes along to the same place beside it.
+	for _, name := range []string{"deploy", "arm-shim"} {
+		if err := os.CopyFS(filepath.Join(tmp, name), os.DirFS(filepath.Join(root, "artifacts", name))); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// A checkout may hold an operator's own certificates; the test makes its own.
 	if err := os.RemoveAll(filepath.Join(dir, "certs")); err != nil {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -123,7 +125,7 @@ func TestHighAvailabilityBehindKubeAPIServer(t *testing.T) {
 	s := &storm{n: haClusters, acknowledged: map[string]bool{}}
 	s.client.Store(aggregatedClient(t, mc))
 	target := fixtures.ManagementCluster(stormConsumer)
-	target.Spec.Capacity = haClusters
+	target.Spec.Capacity = haClusters + 1 // and the one the ARM shim creates
 	if _, err := s.client.Load().HcpV1alpha1().ManagementClusters().Create(t.Context(), target, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +168,8 @@ func TestHighAvailabilityBehindKubeAPIServer(t *testing.T) {
 		}
 	}
 	checkDeliveredOnce(t, mc, clusters)
+
+	armShimBehindKubeAPIServer(t, mc, deploy)
 
 	leaders.stop()
 	if both := leaders.overlaps(); len(both) > 0 {
@@ -457,4 +461,47 @@ func kubectlOut(t *testing.T, args ...string) string {
 	t.Helper()
 	out, _ := kubectl(t, args...)
 	return out
+}
+
+// armShimBehindKubeAPIServer runs arm-shim as artifacts/deploy runs it: its Deployment's flags, its Secrets
+// from hack/deploy-certs.sh, and the token of its ServiceAccount, so that it reaches the replicas through
+// kube-apiserver's aggregator with only what its ClusterRole grants. Called as ARM calls it, with the
+// client certificate of the CA the shim trusts, it creates a cluster in a resource group kube-apiserver
+// has no namespace for, brings it to Succeeded, reads it and deletes it.
+func armShimBehindKubeAPIServer(t *testing.T, mc *framework.ManagementCluster, deploy string) {
+	t.Helper()
+	certs := filepath.Join(deploy, "certs")
+	port := framework.FreePort(t)
+	args := deploymentArgs(t, mc, deploy, "arm-shim", nil, certs)
+	args = append(replaceFlags(args, map[string]string{"--secure-port": strconv.Itoa(port), "--bind-address": "127.0.0.1"}),
+		"--kubeconfig="+serviceAccountKubeconfig(t, mc, "hcp-system", "hcp-arm-shim"))
+	shim := framework.StartARMShimWithCertificates(t, port, filepath.Join(certs, "hcp-arm-shim-serving", "ca.crt"),
+		filepath.Join(certs, "arm-client", "tls.crt"), filepath.Join(certs, "arm-client", "tls.key"), args...)
+	c := newARMClient(t, shim)
+
+	const v = "2026-09-01-preview"
+	c.mustDo(t, http.MethodPut, "/subscriptions/"+armSubscription, "2.0", map[string]any{
+		"state": "Registered", "registrationDate": time.Now().UTC().Format(time.RFC1123),
+		"properties": map[string]any{"tenantId": armTenant},
+	}, http.StatusOK)
+	id := armClusterID("HA-Shim-RG", "ha-shim-cluster")
+	resp := c.mustDo(t, http.MethodPut, id, v, armClusterBody(v, 90), http.StatusCreated)
+	final := pollToEnd(t, c, resp, runtime.FinalStateViaAzureAsyncOp)
+	if state := jsonString(t, final, "properties", "provisioningState"); state != "Succeeded" {
+		t.Fatalf("the cluster created through kube-apiserver ended %s:\n%s", state, final)
+	}
+	if got := jsonString(t, c.getJSON(t, id, v), "name"); got != "ha-shim-cluster" {
+		t.Errorf("GET of the cluster answered name %q", got)
+	}
+	// The resource group's namespace, made by the shim on the first create, as ARM spelled the group.
+	namespaces, err := mc.Kube.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{LabelSelector: "hcp.aro.azure.com/arm-subscription=" + armSubscription})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(namespaces.Items) != 1 || namespaces.Items[0].Annotations["hcp.aro.azure.com/arm-resource-group"] != "HA-Shim-RG" {
+		t.Errorf("namespaces of the subscription in kube-apiserver: %v, want one annotated with resource group HA-Shim-RG", namespaces.Items)
+	}
+	resp = c.mustDo(t, http.MethodDelete, id, v, nil, http.StatusAccepted)
+	pollToEnd(t, c, resp, runtime.FinalStateViaLocation)
+	c.mustDo(t, http.MethodGet, id, v, nil, http.StatusNotFound)
 }

@@ -11,35 +11,52 @@ import (
 	"time"
 )
 
-// ARMShim is the arm-shim binary in its local mode: its own CA, a serving certificate and the client
-// certificate ARM would present.
+// ARMShim is a running arm-shim binary and what a client needs to call it as ARM does.
 type ARMShim struct {
 	*Process
 	// URL is where it serves, on loopback.
 	URL string
-	// PKIDir holds ca.crt, client.crt and client.key.
+	// PKIDir, in local mode, holds ca.crt, client.crt and client.key.
 	PKIDir string
+	// caFile verifies the shim's serving certificate; clientCert and clientKey are the certificate ARM
+	// would present.
+	caFile, clientCert, clientKey string
 }
 
-// StartARMShim starts arm-shim for location against the hcp-apiserver that kubeconfig reaches, with
+// StartARMShim starts arm-shim in its local mode (its own CA, a serving certificate and the client
+// certificate ARM would present) for location against the hcp-apiserver that kubeconfig reaches, with
 // extra args, and returns once it serves /healthz. It is stopped when the test ends.
 func StartARMShim(t testing.TB, kubeconfig, location string, args ...string) *ARMShim {
 	t.Helper()
 	pki := filepath.Join(t.TempDir(), "pki")
 	port := FreePort(t)
-	process := StartProcess(t, ComponentDir(t, "arm-shim"), Command(t, "arm-shim"),
-		append([]string{"--kubeconfig=" + kubeconfig, "--location=" + location, "--pki-dir=" + pki,
-			"--secure-port=" + strconv.Itoa(port)}, args...)...)
-	shim := &ARMShim{Process: process, URL: "https://127.0.0.1:" + strconv.Itoa(port), PKIDir: pki}
+	shim := &ARMShim{URL: "https://127.0.0.1:" + strconv.Itoa(port), PKIDir: pki,
+		caFile: filepath.Join(pki, "ca.crt"), clientCert: filepath.Join(pki, "client.crt"), clientKey: filepath.Join(pki, "client.key")}
+	return shim.start(t, append([]string{"--kubeconfig=" + kubeconfig, "--location=" + location, "--pki-dir=" + pki,
+		"--secure-port=" + strconv.Itoa(port)}, args...))
+}
+
+// StartARMShimWithCertificates starts arm-shim with args that make it serve on loopback at port with
+// certificates of its own (--tls-cert-file, --client-ca-file); the shim's clients verify it with caFile
+// and present clientCert and clientKey.
+func StartARMShimWithCertificates(t testing.TB, port int, caFile, clientCert, clientKey string, args ...string) *ARMShim {
+	t.Helper()
+	shim := &ARMShim{URL: "https://127.0.0.1:" + strconv.Itoa(port), caFile: caFile, clientCert: clientCert, clientKey: clientKey}
+	return shim.start(t, args)
+}
+
+func (s *ARMShim) start(t testing.TB, args []string) *ARMShim {
+	t.Helper()
+	s.Process = StartProcess(t, ComponentDir(t, "arm-shim"), Command(t, "arm-shim"), args...)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		status := shim.healthz(t)
+		status := s.healthz(t)
 		if status == http.StatusOK {
-			return shim
+			return s
 		}
 		select {
-		case <-process.Exited():
-			t.Fatalf("arm-shim exited before serving: %v", process.ExitError())
+		case <-s.Exited():
+			t.Fatalf("arm-shim exited before serving: %v", s.ExitError())
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -51,7 +68,8 @@ func StartARMShim(t testing.TB, kubeconfig, location string, args ...string) *AR
 
 // healthz answers the status of /healthz, or 0 while the shim is not up.
 func (s *ARMShim) healthz(t testing.TB) int {
-	if _, err := os.Stat(filepath.Join(s.PKIDir, "client.key")); err != nil {
+	// In local mode the shim writes its PKI as it starts.
+	if _, err := os.Stat(s.clientKey); err != nil {
 		return 0
 	}
 	resp, err := s.HTTPClient(t).Get(s.URL + "/healthz")
@@ -71,11 +89,11 @@ func (s *ARMShim) HTTPClient(t testing.TB) *http.Client {
 // TLSConfig is HTTPClient's TLS configuration, for clients that dial the shim themselves.
 func (s *ARMShim) TLSConfig(t testing.TB) *tls.Config {
 	t.Helper()
-	cert, err := tls.LoadX509KeyPair(filepath.Join(s.PKIDir, "client.crt"), filepath.Join(s.PKIDir, "client.key"))
+	cert, err := tls.LoadX509KeyPair(s.clientCert, s.clientKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	caPEM, err := os.ReadFile(filepath.Join(s.PKIDir, "ca.crt"))
+	caPEM, err := os.ReadFile(s.caFile)
 	if err != nil {
 		t.Fatal(err)
 	}

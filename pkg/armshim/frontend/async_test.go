@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -235,7 +236,7 @@ func TestProvisioningStateConflicts(t *testing.T) {
 		{name: "patch once succeeded", objs: []runtime.Object{storedCluster("Succeeded", false)},
 			method: "PATCH", target: testCluster, body: `{}`, status: 202},
 		{name: "delete while deleting", objs: []runtime.Object{storedCluster("Deleting", true), recordedOperation("Delete", 3)},
-			method: "DELETE", target: testCluster, status: 409, message: `Cannot delete resource while resource is "deleting"`},
+			method: "DELETE", target: testCluster, status: 409, message: "Resource is already deleting"},
 		{name: "delete again after a delete whose operation was lost", objs: []runtime.Object{storedCluster("Deleting", true)},
 			method: "DELETE", target: testCluster, status: 202},
 		{name: "delete while provisioning", objs: []runtime.Object{storedCluster("Provisioning", false)},
@@ -263,6 +264,14 @@ func TestProvisioningStateConflicts(t *testing.T) {
 			}
 			if tt.message != "" && !strings.Contains(cloudError(t, rec).Message, tt.message) {
 				t.Errorf("message %q, want %q in it", cloudError(t, rec).Message, tt.message)
+			}
+			// The frontend's 409s name the resource the request is about.
+			if tt.status != http.StatusConflict {
+				return
+			}
+			if target := cloudError(t, rec).Target; !strings.EqualFold(target, strings.TrimSuffix(tt.target, "/requestadmincredential")) &&
+				!strings.EqualFold(target, strings.TrimSuffix(tt.target, "/revokecredentials")) {
+				t.Errorf("target %q, want the resource %s", target, tt.target)
 			}
 		})
 	}

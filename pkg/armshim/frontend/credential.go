@@ -50,11 +50,14 @@ func (f *Frontend) credentialCluster(req *request, action string) (*armResource,
 	if !found {
 		return nil, nil, res.notFound()
 	}
-	if err := provisioningConflict(action, cluster.Status.ProvisioningState, cluster.DeletionTimestamp != nil); err != nil {
+	if err := provisioningConflict(res, action, cluster.Status.ProvisioningState, cluster.DeletionTimestamp != nil); err != nil {
 		return nil, nil, err
 	}
 	if meta.IsStatusConditionTrue(cluster.Status.Conditions, hcpv1alpha1.ConditionRevokingCredentials) {
-		e := conflict("Cannot %s while credentials are being revoked", action)
+		e := resourceConflict(res, "Cannot %s while credentials are being revoked", action)
+		if action == actionRevokeCredentials {
+			e = resourceConflict(res, "Credentials are already being revoked")
+		}
 		e.RetryAfter = retryAfterRevocation
 		return nil, nil, e
 	}

@@ -88,7 +88,7 @@ func putOnce[T any](f *Frontend, k *kind[T], req *request) error {
 		}
 	}
 	if found {
-		if err := allowReplace(f, k, req, existing); err != nil {
+		if err := allowReplace(f, k, req, res, existing); err != nil {
 			return err
 		}
 	}
@@ -102,9 +102,9 @@ func putOnce[T any](f *Frontend, k *kind[T], req *request) error {
 
 // allowReplace refuses a PUT on a busy resource, unless the resource is busy with a write whose
 // operation was never recorded: that is ARM retrying a PUT the shim answered with a 500.
-func allowReplace[T any](f *Frontend, k *kind[T], req *request, existing T) error {
+func allowReplace[T any](f *Frontend, k *kind[T], req *request, res *armResource, existing T) error {
 	meta := k.meta(existing)
-	busy := provisioningConflict(actionUpdate, k.state(existing), meta.GetDeletionTimestamp() != nil)
+	busy := provisioningConflict(res, actionUpdate, k.state(existing), meta.GetDeletionTimestamp() != nil)
 	if busy == nil || meta.GetDeletionTimestamp() != nil {
 		return busy
 	}
@@ -157,7 +157,7 @@ func patchOnce[T any](f *Frontend, k *kind[T], req *request) error {
 		return res.notFound()
 	}
 	meta := k.meta(existing)
-	if err := provisioningConflict(actionUpdate, k.state(existing), meta.GetDeletionTimestamp() != nil); err != nil {
+	if err := provisioningConflict(res, actionUpdate, k.state(existing), meta.GetDeletionTimestamp() != nil); err != nil {
 		return err
 	}
 	if k.parentAllows != nil {
@@ -284,7 +284,7 @@ func deleteResource[T any](f *Frontend, k *kind[T], req *request) error {
 	}
 	meta := k.meta(existing)
 	uid := meta.GetUID()
-	if busy := provisioningConflict(actionDelete, k.state(existing), meta.GetDeletionTimestamp() != nil); busy != nil {
+	if busy := provisioningConflict(res, actionDelete, k.state(existing), meta.GetDeletionTimestamp() != nil); busy != nil {
 		// Already being deleted: by an earlier DELETE, unless that one's operation was never recorded
 		// and this is ARM retrying it.
 		recorded, err := f.operationRecorded(req, meta, hcpv1alpha1.ARMOperationDelete)

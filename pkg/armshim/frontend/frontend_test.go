@@ -252,8 +252,13 @@ func TestSubscriptionLifecycle(t *testing.T) {
 	if s.Spec.State != hcpv1alpha1.ARMSubscriptionRegistered || s.Spec.Properties.TenantID != testTenant || len(s.Spec.Properties.RegisteredFeatures) != 1 {
 		t.Errorf("stored %+v", s.Spec)
 	}
-	if rec := call(f, "PUT", target, `{"state":"Suspended"}`); rec.Code != 200 {
+	if rec := call(f, "PUT", target, `{"state":"Suspended","registrationDate":"Tue, 01 Dec 2026 00:00:00 GMT"}`); rec.Code != 200 {
 		t.Fatalf("second PUT: %d %s", rec.Code, rec.Body)
+	}
+	// ARM always sends the registration date; the frontend requires it, with its path.
+	if rec := call(f, "PUT", target, `{"state":"Suspended"}`); rec.Code != 400 || cloudError(t, rec).Target != "registrationDate" ||
+		cloudError(t, rec).Message != "Required value" {
+		t.Errorf("PUT without registrationDate: %d %s, want 400 Required value at registrationDate", rec.Code, rec.Body)
 	}
 	rec := call(f, "GET", target, "")
 	var got subscriptionDocument
@@ -264,6 +269,13 @@ func TestSubscriptionLifecycle(t *testing.T) {
 	if rec := call(f, "PUT", target, body); !strings.Contains(rec.Body.String(), `"tenantId":"`+testTenant+`"`) ||
 		!strings.Contains(rec.Body.String(), `"registeredFeatures":[{"name":"Microsoft.RedHatOpenShift/ExperimentalReleaseFeatures","state":"Registered"}]`) {
 		t.Errorf("PUT answered %s", rec.Body)
+	}
+	// The properties are ARM's, stored as they come, as the frontend stores them: a tenant ID that is not a
+	// GUID included.
+	liberal := `{"state":"Registered","registrationDate":"2026-12-01T00:00:00Z","properties":{"tenantId":"not-a-guid",
+		"managedByTenants":[{"tenantId":"also-not-a-guid"}],"registeredFeatures":[{"state":"Registered"}]}}`
+	if rec := call(f, "PUT", target, liberal); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"tenantId":"not-a-guid"`) {
+		t.Errorf("PUT of ARM's notification with a tenant ID that is not a GUID: %d %s, want 200 and it stored", rec.Code, rec.Body)
 	}
 	if rec := call(f, "GET", "/subscriptions/"+uuid.NewString()+"?api-version=2.0", ""); rec.Code != 404 {
 		t.Errorf("GET of an unknown subscription: %d", rec.Code)

@@ -96,7 +96,7 @@ func parentCluster(clusters *kind[*hcpv1alpha1.HCPCluster], req *request, res *a
 		state = hcpv1alpha1.ProvisioningStateDeleting
 	}
 	if state == hcpv1alpha1.ProvisioningStateProvisioning || state == hcpv1alpha1.ProvisioningStateDeleting {
-		return nil, conflict("Cannot %s resource while parent resource is %s", verbOf(req.r.Method), strings.ToLower(string(state)))
+		return nil, resourceConflict(res, "Cannot %s resource while parent resource is %s", verbOf(req.r.Method), strings.ToLower(string(state)))
 	}
 	return cluster, nil
 }

@@ -40,8 +40,8 @@ func TestClusterRole(t *testing.T) {
 	f, client := newTestFrontend(t, c)
 	q := "?api-version=" + testAPI
 	steps := []struct{ method, target, body string }{
-		{"PUT", "/subscriptions/" + testSub + "?api-version=2.0", `{"state":"Registered","properties":{"tenantId":"` + testTenant + `"}}`},
-		{"PUT", "/subscriptions/" + testSub + "?api-version=2.0", `{"state":"Registered","properties":{"tenantId":"` + testTenant + `"}}`},
+		{"PUT", "/subscriptions/" + testSub + "?api-version=2.0", `{"state":"Registered","registrationDate":"2026-12-01T00:00:00Z","properties":{"tenantId":"` + testTenant + `"}}`},
+		{"PUT", "/subscriptions/" + testSub + "?api-version=2.0", `{"state":"Registered","registrationDate":"2026-12-01T00:00:00Z","properties":{"tenantId":"` + testTenant + `"}}`},
 		{"GET", "/subscriptions/" + testSub + "?api-version=2.0", ""},
 		{"GET", testCluster + q, ""},
 		{"PUT", testCluster + q, minimalClusterBody},

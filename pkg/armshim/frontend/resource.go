@@ -98,6 +98,11 @@ func conflict(format string, args ...any) *CloudError {
 	return newCloudError(http.StatusConflict, CodeConflict, "", format, args...)
 }
 
+// resourceConflict is the frontend's 409 about a resource, which names the resource as its target.
+func resourceConflict(res *armResource, format string, args ...any) *CloudError {
+	return newCloudError(http.StatusConflict, CodeConflict, res.id, format, args...)
+}
+
 // The actions a busy resource refuses, worded as the frontend's 409s word them.
 const (
 	actionUpdate            = "update resource"
@@ -108,18 +113,18 @@ const (
 
 // provisioningConflict is the frontend's 409 for an action on a resource that is busy: a delete only
 // while it is already being deleted, anything else while any operation runs.
-func provisioningConflict(action string, state hcpv1alpha1.ProvisioningState, deleting bool) error {
+func provisioningConflict(res *armResource, action string, state hcpv1alpha1.ProvisioningState, deleting bool) error {
 	if deleting {
 		state = hcpv1alpha1.ProvisioningStateDeleting
 	}
 	if action == actionDelete {
 		if state == hcpv1alpha1.ProvisioningStateDeleting {
-			return conflict("Cannot %s while resource is %q", action, strings.ToLower(string(state)))
+			return resourceConflict(res, "Resource is already deleting")
 		}
 		return nil
 	}
 	if deleting || !isTerminal(state) {
-		return conflict("Cannot %s while resource is %q", action, strings.ToLower(string(state)))
+		return resourceConflict(res, "Cannot %s while resource is %q", action, strings.ToLower(string(state)))
 	}
 	return nil
 }

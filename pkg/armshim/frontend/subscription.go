@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 )
@@ -59,10 +60,10 @@ func subscriptionAllows(state hcpv1alpha1.ARMSubscriptionState, sub, method stri
 			return nil
 		}
 		return newCloudError(http.StatusConflict, CodeInvalidSubscriptionState, "",
-			"Request is not allowed in subscription '%s' in state '%s'.", sub, state)
+			"Request is not allowed in subscription in state '%s'.", state)
 	case hcpv1alpha1.ARMSubscriptionDeleted:
 		return newCloudError(http.StatusBadRequest, CodeInvalidSubscriptionState, "",
-			"Request is not allowed in deleted subscription '%s'.", sub)
+			"Request is not allowed in subscription in state '%s'.", state)
 	default:
 		return newCloudError(http.StatusInternalServerError, CodeInternalServerError, "",
 			"Subscription '%s' is in an unknown state '%s'.", sub, state)
@@ -75,11 +76,16 @@ func unregistered(sub string) *CloudError {
 }
 
 // putSubscription stores ARM's subscription document as the ARMSubscription named after the
-// lowercased subscription ID, and answers with what was stored.
+// lowercased subscription ID, and answers with what was stored. As the frontend, it requires what
+// ARM always sends (a state it knows and the registration date) and stores the properties as they
+// come: they are ARM's own, not a customer's input.
 func (f *Frontend) putSubscription(req *request) error {
 	var doc subscriptionDocument
 	if err := json.Unmarshal(req.body, &doc); err != nil {
 		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "", "The request content was invalid and could not be deserialized: %v", err)
+	}
+	if doc.RegistrationDate == "" {
+		return fieldErrorsToCloudError(field.ErrorList{field.Required(field.NewPath("registrationDate"), "")})
 	}
 	body := doc.toSpec()
 	name := strings.ToLower(req.vars["sub"])
