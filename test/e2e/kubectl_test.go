@@ -167,7 +167,7 @@ func TestKubectl(t *testing.T) {
 				name:     "hostPrefix out of range",
 				manifest: badHostPrefixCluster,
 				get:      []string{"hcpc", "bad-prefix"},
-				want:     []string{`The HCPCluster "bad-prefix" is invalid: spec.network.hostPrefix: Invalid value: 30: must be between 23 and 26`},
+				want:     []string{`The HCPCluster "bad-prefix" is invalid: spec.network.hostPrefix: Invalid value: 30: must be less than or equal to 26`},
 			},
 			{
 				name:     "replicas and autoScaling together",

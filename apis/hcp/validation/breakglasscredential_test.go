@@ -242,7 +242,7 @@ func TestValidateBreakglassCredentialMessages(t *testing.T) {
 
 	bgc = validBreakglassCredential(t)
 	bgc.Spec.ExpirationSeconds = ptr.To[int64](1)
-	expectDetail(t, ValidateBreakglassCredential(bgc), "must be between 600 and 86400")
+	expectDetail(t, ValidateBreakglassCredential(bgc), "must be greater than or equal to 600")
 }
 
 func TestValidateBreakglassCredentialUpdate(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -139,30 +140,25 @@ func validateDNS(dns *hcp.DNSProfile, fldPath *field.Path) field.ErrorList {
 func validateNetwork(n *hcp.NetworkProfile, fldPath *field.Path) field.ErrorList {
 	allErrs := validateEnum(fldPath.Child("networkType"), n.NetworkType, networkTypes)
 
-	// Each range is compared with the ones before it, so an overlap is reported once, on the later field.
-	type namedPrefix struct {
-		path   *field.Path
-		prefix netip.Prefix
-	}
-	var valid []namedPrefix
-	var podPrefix netip.Prefix
-	for _, r := range []struct{ name, value string }{
-		{"podCIDR", n.PodCIDR}, {"serviceCIDR", n.ServiceCIDR}, {"machineCIDR", n.MachineCIDR},
+	podPrefix, podErrs := validateCIDR(fldPath.Child("podCIDR"), n.PodCIDR)
+	servicePrefix, serviceErrs := validateCIDR(fldPath.Child("serviceCIDR"), n.ServiceCIDR)
+	machinePrefix, machineErrs := validateCIDR(fldPath.Child("machineCIDR"), n.MachineCIDR)
+	allErrs = append(allErrs, podErrs...)
+	allErrs = append(allErrs, serviceErrs...)
+	allErrs = append(allErrs, machineErrs...)
+	// Overlaps are the network's error, not one range's, in the ARO HCP frontend's words and order.
+	for _, pair := range []struct {
+		name, otherName string
+		prefix, other   netip.Prefix
+		value, another  string
+	}{
+		{"machine", "service", machinePrefix, servicePrefix, n.MachineCIDR, n.ServiceCIDR},
+		{"machine", "pod", machinePrefix, podPrefix, n.MachineCIDR, n.PodCIDR},
+		{"service", "pod", servicePrefix, podPrefix, n.ServiceCIDR, n.PodCIDR},
 	} {
-		p := fldPath.Child(r.name)
-		prefix, errs := validateCIDR(p, r.value)
-		if len(errs) > 0 {
-			allErrs = append(allErrs, errs...)
-			continue
-		}
-		for _, earlier := range valid {
-			if earlier.prefix.Overlaps(prefix) {
-				allErrs = append(allErrs, field.Invalid(p, r.value, fmt.Sprintf("overlaps %s (%s)", earlier.path, earlier.prefix)))
-			}
-		}
-		valid = append(valid, namedPrefix{p, prefix})
-		if r.name == "podCIDR" {
-			podPrefix = prefix
+		if pair.prefix.IsValid() && pair.other.IsValid() && pair.prefix.Overlaps(pair.other) {
+			allErrs = append(allErrs, field.Invalid(fldPath, pair.value,
+				fmt.Sprintf("%s CIDR '%s' and %s CIDR '%s' overlap", pair.name, pair.value, pair.otherName, pair.another)))
 		}
 	}
 
@@ -247,7 +243,17 @@ func validatePlatform(p *hcp.PlatformProfile, azure *hcp.AzureResourceReference,
 		// The service owns everything in the managed resource group, so it cannot be the customer's.
 		if len(errs) == 0 && strings.EqualFold(p.ManagedResourceGroup, azure.ResourceGroup) {
 			allErrs = append(allErrs, field.Invalid(rgPath, p.ManagedResourceGroup,
-				fmt.Sprintf("must differ from spec.azure.resourceGroup (%s)", azure.ResourceGroup)))
+				fmt.Sprintf("must not be the same resource group name: %q", azure.ResourceGroup)))
+		}
+		// Nor can the customer's network be in it.
+		for _, subnet := range []struct {
+			path *field.Path
+			id   string
+		}{{fldPath.Child("subnetID"), p.SubnetID}, {fldPath.Child("vnetIntegrationSubnetID"), p.VnetIntegrationSubnetID}} {
+			if parsed, err := arm.ParseResourceID(subnet.id); err == nil && strings.EqualFold(parsed.ResourceGroupName, p.ManagedResourceGroup) {
+				allErrs = append(allErrs, field.Invalid(subnet.path, subnet.id,
+					fmt.Sprintf("must not be the same resource group name: %q", p.ManagedResourceGroup)))
+			}
 		}
 	}
 	return append(allErrs, validateOperatorIdentities(&p.OperatorsAuthentication.UserAssignedIdentities,

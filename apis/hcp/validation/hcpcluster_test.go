@@ -137,11 +137,11 @@ func TestValidateHCPCluster(t *testing.T) {
 		{name: "IPv6 service CIDR", mutate: func(c *hcp.HCPCluster) { c.Spec.Network.ServiceCIDR = "fd02::/112" }, want: []wantErr{invalid("spec.network.serviceCIDR")}},
 		{name: "machine CIDR with host bits", mutate: func(c *hcp.HCPCluster) { c.Spec.Network.MachineCIDR = "10.0.0.1/16" }, want: []wantErr{invalid("spec.network.machineCIDR")}},
 		{name: "no machine CIDR", mutate: func(c *hcp.HCPCluster) { c.Spec.Network.MachineCIDR = "" }, want: []wantErr{required("spec.network.machineCIDR")}},
-		{name: "service CIDR inside pod CIDR", mutate: func(c *hcp.HCPCluster) { c.Spec.Network.ServiceCIDR = "10.130.0.0/16" }, want: []wantErr{invalid("spec.network.serviceCIDR")}},
-		{name: "machine CIDR around service CIDR", mutate: func(c *hcp.HCPCluster) { c.Spec.Network.MachineCIDR = "172.16.0.0/12" }, want: []wantErr{invalid("spec.network.machineCIDR")}},
+		{name: "service CIDR inside pod CIDR", mutate: func(c *hcp.HCPCluster) { c.Spec.Network.ServiceCIDR = "10.130.0.0/16" }, want: []wantErr{invalid("spec.network")}},
+		{name: "machine CIDR around service CIDR", mutate: func(c *hcp.HCPCluster) { c.Spec.Network.MachineCIDR = "172.16.0.0/12" }, want: []wantErr{invalid("spec.network")}},
 		{name: "all three ranges the same", mutate: func(c *hcp.HCPCluster) {
 			c.Spec.Network.ServiceCIDR, c.Spec.Network.MachineCIDR = c.Spec.Network.PodCIDR, c.Spec.Network.PodCIDR
-		}, want: []wantErr{invalid("spec.network.serviceCIDR"), invalid("spec.network.machineCIDR"), invalid("spec.network.machineCIDR")}},
+		}, want: []wantErr{invalid("spec.network"), invalid("spec.network"), invalid("spec.network")}},
 		{name: "adjacent ranges", mutate: func(c *hcp.HCPCluster) { c.Spec.Network.MachineCIDR = "10.132.0.0/16" }},
 		{name: "host prefix 26", mutate: func(c *hcp.HCPCluster) { c.Spec.Network.HostPrefix = 26 }},
 		{name: "host prefix 22", mutate: func(c *hcp.HCPCluster) { c.Spec.Network.HostPrefix = 22 }, want: []wantErr{invalid("spec.network.hostPrefix")}},
@@ -292,12 +292,16 @@ func TestValidateHCPClusterMessages(t *testing.T) {
 		{"ingress types", func(c *hcp.HCPCluster) { c.Spec.Ingress.Type = "External" }, []string{`"Public", "Private", "Disabled"`}},
 		{"channel groups", func(c *hcp.HCPCluster) { c.Spec.Version.ChannelGroup = "beta" }, []string{`"stable", "fast", "candidate", "nightly"`}},
 		{"identity types", func(c *hcp.HCPCluster) { c.Spec.Identity.Type = "" }, []string{`"None", "SystemAssigned", "UserAssigned", "SystemAssigned,UserAssigned"`}},
-		{"host prefix", func(c *hcp.HCPCluster) { c.Spec.Network.HostPrefix = 27 }, []string{"must be between 23 and 26"}},
+		{"host prefix", func(c *hcp.HCPCluster) { c.Spec.Network.HostPrefix = 27 }, []string{"must be less than or equal to 26"}},
 		{"CIDR", func(c *hcp.HCPCluster) { c.Spec.Network.PodCIDR = "10.128.0.0" }, []string{"must be an IPv4 CIDR such as 10.0.0.0/16"}},
-		{"overlap", func(c *hcp.HCPCluster) { c.Spec.Network.MachineCIDR = "172.30.128.0/17" }, []string{"overlaps spec.network.serviceCIDR (172.30.0.0/16)"}},
+		{"overlap", func(c *hcp.HCPCluster) { c.Spec.Network.MachineCIDR = "172.30.128.0/17" }, []string{"machine CIDR '172.30.128.0/17' and service CIDR '172.30.0.0/16' overlap"}},
 		{"room for nodes", func(c *hcp.HCPCluster) { c.Spec.Network.PodCIDR = "10.128.0.0/24" }, []string{"less than spec.network.hostPrefix (23)"}},
 		{"subnet type", func(c *hcp.HCPCluster) { c.Spec.Platform.SubnetID = "workers" }, []string{"Microsoft.Network/virtualNetworks/subnets"}},
-		{"managed resource group", func(c *hcp.HCPCluster) { c.Spec.Platform.ManagedResourceGroup = "my-rg" }, []string{"must differ from spec.azure.resourceGroup (my-rg)"}},
+		{"managed resource group", func(c *hcp.HCPCluster) { c.Spec.Platform.ManagedResourceGroup = "my-rg" }, []string{`must not be the same resource group name: "my-rg"`}},
+		{"subnet in the managed resource group", func(c *hcp.HCPCluster) {
+			c.Spec.Platform.ManagedResourceGroup = strings.Split(c.Spec.Platform.SubnetID, "/")[4]
+			c.Spec.Platform.VnetIntegrationSubnetID = ""
+		}, []string{"spec.platform.subnetID: Invalid value", "must not be the same resource group name: "}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

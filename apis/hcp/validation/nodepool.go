@@ -172,9 +172,12 @@ func validateNodePoolScaling(spec *hcp.NodePoolSpec, fldPath *field.Path) field.
 	case spec.Replicas == nil && spec.AutoScaling == nil:
 		allErrs = append(allErrs, field.Required(replicasPath,
 			fmt.Sprintf("set %s for a fixed node count, or %s", replicasPath, autoScalingPath)))
+	case spec.Replicas != nil && spec.AutoScaling != nil && *spec.Replicas != 0:
+		// The ARO HCP frontend's words: an autoscaled pool has no fixed count.
+		allErrs = append(allErrs, field.Invalid(replicasPath, *spec.Replicas, "must be equal to 0"))
 	case spec.Replicas != nil && spec.AutoScaling != nil:
-		allErrs = append(allErrs, field.Forbidden(autoScalingPath,
-			fmt.Sprintf("may not be set together with %s; set one of them", replicasPath)))
+		allErrs = append(allErrs, field.Forbidden(replicasPath,
+			fmt.Sprintf("may not be set together with %s; leave it out", autoScalingPath)))
 	}
 	if spec.Replicas != nil {
 		allErrs = append(allErrs, validateRange(replicasPath, *spec.Replicas, 0, maxNodes)...)
@@ -184,11 +187,11 @@ func validateNodePoolScaling(spec *hcp.NodePoolSpec, fldPath *field.Path) field.
 		allErrs = append(allErrs, validateMinimum(minPath, a.Min, 0)...)
 		switch {
 		case a.Max > maxNodes:
-			allErrs = append(allErrs, field.Invalid(maxPath, a.Max, fmt.Sprintf("must be at most %d", maxNodes)))
-		case a.Max < 1:
-			allErrs = append(allErrs, field.Invalid(maxPath, a.Max, "must be at least 1"))
+			allErrs = append(allErrs, field.Invalid(maxPath, a.Max, fmt.Sprintf("must be less than or equal to %d", maxNodes)))
 		case a.Max < a.Min:
-			allErrs = append(allErrs, field.Invalid(maxPath, a.Max, fmt.Sprintf("must be greater than or equal to %s (%d)", minPath, a.Min)))
+			allErrs = append(allErrs, validateMinimum(maxPath, a.Max, a.Min)...)
+		case a.Max < 1:
+			allErrs = append(allErrs, validateMinimum(maxPath, a.Max, 1)...)
 		}
 	}
 	return allErrs

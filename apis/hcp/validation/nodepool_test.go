@@ -130,7 +130,10 @@ func TestValidateNodePool(t *testing.T) {
 		{name: "501 nodes", mutate: func(np *hcp.NodePool) { np.Spec.Replicas = ptr.To[int32](501) }, want: []wantErr{invalid("spec.replicas")}},
 		{name: "negative replicas", mutate: func(np *hcp.NodePool) { np.Spec.Replicas = ptr.To[int32](-1) }, want: []wantErr{invalid("spec.replicas")}},
 		{name: "neither replicas nor autoscaling", mutate: func(np *hcp.NodePool) { np.Spec.Replicas = nil }, want: []wantErr{required("spec.replicas")}},
-		{name: "replicas and autoscaling", mutate: func(np *hcp.NodePool) { np.Spec.AutoScaling = &hcp.NodePoolAutoScaling{Min: 1, Max: 3} }, want: []wantErr{forbidden("spec.autoScaling")}},
+		{name: "replicas and autoscaling", mutate: func(np *hcp.NodePool) { np.Spec.AutoScaling = &hcp.NodePoolAutoScaling{Min: 1, Max: 3} }, want: []wantErr{invalid("spec.replicas")}},
+		{name: "replicas 0 and autoscaling", mutate: func(np *hcp.NodePool) {
+			np.Spec.Replicas, np.Spec.AutoScaling = ptr.To[int32](0), &hcp.NodePoolAutoScaling{Min: 1, Max: 3}
+		}, want: []wantErr{forbidden("spec.replicas")}},
 		{name: "autoscaling from 0", mutate: func(np *hcp.NodePool) {
 			np.Spec.Replicas, np.Spec.AutoScaling = nil, &hcp.NodePoolAutoScaling{Min: 0, Max: 1}
 		}},

@@ -85,10 +85,14 @@ func quoteAll[T ~string](values []T) string {
 	return strings.Join(quoted, ", ")
 }
 
-// validateRange requires min <= value <= max.
+// validateRange requires min <= value <= max, saying which bound is broken as apimachinery's
+// declarative validation and the ARO HCP frontend say it.
 func validateRange[T int32 | int64](fldPath *field.Path, value, minimum, maximum T) field.ErrorList {
-	if value < minimum || value > maximum {
-		return field.ErrorList{field.Invalid(fldPath, value, fmt.Sprintf("must be between %d and %d", minimum, maximum))}
+	if value < minimum {
+		return validateMinimum(fldPath, value, minimum)
+	}
+	if value > maximum {
+		return field.ErrorList{field.Invalid(fldPath, value, fmt.Sprintf("must be less than or equal to %d", maximum))}
 	}
 	return nil
 }
@@ -226,8 +230,7 @@ func validateARMID(fldPath *field.Path, id, resourceType, subscriptionID string)
 		return field.ErrorList{field.Invalid(fldPath, id, "the subscription in the ID must be a UUID; "+msg)}
 	}
 	if subscriptionID != "" && !strings.EqualFold(parsed.SubscriptionID, subscriptionID) {
-		return field.ErrorList{field.Invalid(fldPath, id,
-			fmt.Sprintf("must be in the cluster's subscription %s (spec.azure.subscriptionID)", subscriptionID))}
+		return field.ErrorList{field.Invalid(fldPath, id, fmt.Sprintf("must be in the same Azure subscription: %q", subscriptionID))}
 	}
 	return nil
 }

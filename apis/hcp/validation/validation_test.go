@@ -128,7 +128,7 @@ func TestValidateARMIDMessages(t *testing.T) {
 		"Microsoft.Network/virtualNetworks/subnets",
 		"/subscriptions/<subscription>/resourceGroups/<resource-group>/providers/Microsoft.Network/virtualNetworks/<name>/subnets/<name>")
 	expectDetail(t, validateARMID(field.NewPath("f"), subnetID(otherSubscription, "a"), subnetResourceType, testSubscription),
-		"must be in the cluster's subscription "+testSubscription)
+		"must be in the same Azure subscription: \""+testSubscription+"\"")
 }
 
 func TestValidateResourceGroupName(t *testing.T) {

@@ -159,15 +159,17 @@ func (p *Plugin) validateCluster(cluster, old *hcp.HCPCluster) field.ErrorList {
 }
 
 func (p *Plugin) validateNodePool(ctx context.Context, a admission.Attributes, pool, old *hcp.NodePool) (field.ErrorList, error) {
-	if pool.Spec.Version.ID == "" || (old != nil && old.Spec.Version == pool.Spec.Version) {
-		return nil, nil
-	}
-	idPath := field.NewPath("spec", "version", "id")
 	group := pool.Spec.Version.ChannelGroup
 	if group == "" {
 		group = "stable"
 	}
-	if _, ok := p.catalog.Find(group, pool.Spec.Version.ID); !ok {
+	groupChanged := old == nil || old.Spec.Version.ChannelGroup != pool.Spec.Version.ChannelGroup
+	idChanged := pool.Spec.Version.ID != "" && (old == nil || old.Spec.Version != pool.Spec.Version)
+	if !groupChanged && !idChanged {
+		return nil, nil
+	}
+	idPath := field.NewPath("spec", "version", "id")
+	if _, ok := p.catalog.Find(group, pool.Spec.Version.ID); idChanged && !ok {
 		return field.ErrorList{field.Invalid(idPath, pool.Spec.Version.ID,
 			fmt.Sprintf("is not a release of channel group %s; it offers %s", group, strings.Join(p.catalog.Versions(group), ", ")))}, nil
 	}
@@ -175,12 +177,20 @@ func (p *Plugin) validateNodePool(ctx context.Context, a admission.Attributes, p
 	if !p.WaitForReady() {
 		return nil, admission.NewForbidden(a, fmt.Errorf("%s is not yet ready to handle the request", PluginName))
 	}
-	requested, err := version.ParseSemantic(pool.Spec.Version.ID)
-	if err != nil {
-		return nil, nil // the catalog lookup above has refused versions it cannot parse
+	// A pool follows its control plane: the same channel group, and a version within the skew policy.
+	check := func(cluster *v1alpha1.HCPCluster) field.ErrorList {
+		var errs field.ErrorList
+		if clusterGroup := cluster.Spec.Version.ChannelGroup; clusterGroup != "" && clusterGroup != group {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "version", "channelGroup"), group,
+				fmt.Sprintf("must be the same as control plane channel group '%s'", clusterGroup)))
+		}
+		if requested, err := version.ParseSemantic(pool.Spec.Version.ID); idChanged && err == nil {
+			errs = append(errs, skew(idPath, requested, cluster)...)
+		}
+		return errs
 	}
 	cluster, err := p.clusters.HCPClusters(pool.Namespace).Get(pool.Spec.ClusterName)
-	if err == nil && skew(idPath, requested, cluster) == nil {
+	if err == nil && check(cluster) == nil {
 		return nil, nil
 	}
 	// The informer may lag behind a cluster created or upgraded a moment ago: a refusal is
@@ -192,7 +202,7 @@ func (p *Plugin) validateNodePool(ctx context.Context, a admission.Attributes, p
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	return skew(idPath, requested, cluster), nil
+	return check(cluster), nil
 }
 
 // skew refuses a node pool version newer than its control plane or more than MaxNodePoolSkew

@@ -114,6 +114,11 @@ func TestNodePoolVersions(t *testing.T) {
 		{name: "newer than the control plane", cluster: controlPlane("4.20"), pool: pool("4.21.1"), wantError: "must not be newer than the control plane of HCPCluster dev, which runs 4.20"},
 		{name: "three minors behind", cluster: controlPlane("4.23"), pool: pool("4.20.8"), wantError: "at most 2 minors older"},
 		{name: "no version: the service picks it", cluster: controlPlane("4.20"), pool: pool("")},
+		{name: "another channel group than the control plane's", cluster: controlPlane("4.20"), pool: func() *hcp.NodePool {
+			p := pool("")
+			p.Spec.Version.ChannelGroup = "fast"
+			return p
+		}(), wantError: `spec.version.channelGroup: Invalid value: "fast": must be the same as control plane channel group 'stable'`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := newPlugin(t, tc.cluster).Validate(context.Background(), attrs(tc.pool, nil, "NodePool", "nodepools"), nil)

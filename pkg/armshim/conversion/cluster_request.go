@@ -46,14 +46,14 @@ func ClusterFromARM(req Request, existing *hcpv1alpha1.HCPCluster) (*hcpv1alpha1
 
 	if in.Properties == nil {
 		a.errs = append(a.errs, field.Required(pathProperties, "a cluster needs properties, with at least version and platform"))
-		return nil, a.errs
+		return nil, a.result()
 	}
 	applyClusterProperties(a, req.APIVersion, in.Properties, &out.Spec)
 	if !a.update && out.Spec.Platform.ManagedResourceGroup == "" {
 		out.Spec.Platform.ManagedResourceGroup = defaultManagedResourceGroup(obj.ID.Name)
 	}
 	if len(a.errs) > 0 {
-		return nil, a.errs
+		return nil, a.result()
 	}
 	return out, nil
 }

@@ -41,8 +41,45 @@ func createOnlyEq[T any](a *applier, path *field.Path, req *T, cur *T, equal fun
 		return
 	}
 	if !equal(*req, *cur) {
-		a.errs = append(a.errs, field.Invalid(path, *req, fmt.Sprintf("cannot be changed once the resource exists (it is %v)", *cur)))
+		a.errs = append(a.errs, immutable(path))
 	}
+}
+
+// immutable is the error of a create-only field changed, in the words of apimachinery and of the ARO
+// HCP frontend.
+func immutable(path *field.Path) *field.Error {
+	return field.Forbidden(path, "field is immutable")
+}
+
+// immutableParents are the objects the ARO HCP frontend compares whole on update besides each of their
+// fields: a changed field under one of them is also reported on every object between it and
+// properties, the outermost first.
+var immutableParents = []string{"properties.network.", "properties.platform.", "properties.etcd.", "properties.clusterImageRegistry."}
+
+// result returns the errors, each changed create-only field under an immutable parent preceded by the
+// parents not yet reported, as the frontend lists them.
+func (a *applier) result() field.ErrorList {
+	var out field.ErrorList
+	reported := map[string]bool{}
+	for _, e := range a.errs {
+		if e.Type == field.ErrorTypeForbidden && e.Detail == "field is immutable" {
+			for _, prefix := range immutableParents {
+				if !strings.HasPrefix(e.Field, prefix) {
+					continue
+				}
+				parts := strings.Split(e.Field, ".")
+				for depth := 2; depth < len(parts); depth++ {
+					parent := strings.Join(parts[:depth], ".")
+					if !reported[parent] {
+						reported[parent] = true
+						out = append(out, field.Forbidden(field.NewPath(parts[0], parts[1:depth]...), "field is immutable"))
+					}
+				}
+			}
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // decode reads a request body into the ARM type. Unknown fields are ignored, as ARM resource

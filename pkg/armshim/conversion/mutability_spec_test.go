@@ -30,7 +30,7 @@ func TestCreateOnlyFieldsAreTheSpecs(t *testing.T) {
 				body := jsonMap(t, clusterJSON(t, v, cluster))
 				setPath(t, body, leaf.path, changed(t, body, leaf))
 				_, errs := ClusterFromARM(Request{APIVersion: v, ResourceID: testClusterID, Body: mustJSON(t, body)}, cluster)
-				assertOneFieldError(t, errs, leaf.path)
+				assertImmutable(t, errs, leaf.path)
 			})
 		}
 		for _, leaf := range createOnlyLeaves(doc.Definitions, "NodePoolProperties", "properties", nil) {
@@ -38,7 +38,7 @@ func TestCreateOnlyFieldsAreTheSpecs(t *testing.T) {
 				body := jsonMap(t, nodePoolJSON(t, v, pool))
 				setPath(t, body, leaf.path, changed(t, body, leaf))
 				_, errs := NodePoolFromARM(Request{APIVersion: v, ResourceID: testPoolID, Body: mustJSON(t, body)}, pool)
-				assertOneFieldError(t, errs, leaf.path)
+				assertImmutable(t, errs, leaf.path)
 			})
 		}
 	}

@@ -48,11 +48,11 @@ func NodePoolFromARM(req Request, existing *hcpv1alpha1.NodePool) (*hcpv1alpha1.
 
 	if in.Properties == nil {
 		a.errs = append(a.errs, field.Required(pathProperties, "a node pool needs properties, with at least platform"))
-		return nil, a.errs
+		return nil, a.result()
 	}
 	applyNodePoolProperties(a, in.Properties, &out.Spec)
 	if len(a.errs) > 0 {
-		return nil, a.errs
+		return nil, a.result()
 	}
 	return out, nil
 }
@@ -96,6 +96,10 @@ func applyNodePoolProperties(a *applier, in *NodePoolProperties, spec *hcpv1alph
 	spec.AutoScaling = nil
 	if as := in.AutoScaling; as != nil {
 		spec.AutoScaling = &hcpv1alpha1.NodePoolAutoScaling{Min: deref(as.Min), Max: deref(as.Max)}
+		// ARM's replicas of an autoscaled pool is 0, as the frontend accepts it: the pool has no fixed count.
+		if spec.Replicas != nil && *spec.Replicas == 0 {
+			spec.Replicas = nil
+		}
 	}
 
 	spec.Labels = nil

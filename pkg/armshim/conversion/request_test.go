@@ -1,6 +1,7 @@
 package conversion
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,7 +93,7 @@ func TestClusterUpdateMutability(t *testing.T) {
 			setPath(t, body, tt.path, tt.value)
 			got, errs := ClusterFromARM(Request{APIVersion: tt.version, ResourceID: testClusterID, Body: mustJSON(t, body)}, existing)
 			if tt.wantErr != "" {
-				assertOneFieldError(t, errs, tt.wantErr)
+				assertRefusedAt(t, errs, tt.wantErr)
 				return
 			}
 			if len(errs) > 0 {
@@ -136,7 +137,7 @@ func TestNodePoolUpdateMutability(t *testing.T) {
 			setPath(t, body, tt.path, tt.value)
 			got, errs := NodePoolFromARM(Request{APIVersion: V20260901Preview, ResourceID: testPoolID, Body: mustJSON(t, body)}, existing)
 			if tt.wantErr != "" {
-				assertOneFieldError(t, errs, tt.wantErr)
+				assertRefusedAt(t, errs, tt.wantErr)
 				return
 			}
 			if len(errs) > 0 {
@@ -257,4 +258,40 @@ func assertOneFieldError(t *testing.T, errs field.ErrorList, path string) {
 	if errs[0].Detail == "" && errs[0].Type != field.ErrorTypeRequired && errs[0].Type != field.ErrorTypeDuplicate {
 		t.Errorf("error at %s says nothing: %v", path, errs[0])
 	}
+}
+
+// assertImmutable requires the frontend's errors of one changed create-only field: "Forbidden: field is
+// immutable" at path, after the same error at each object between properties and path whose whole the
+// frontend compares (network, platform, etcd, clusterImageRegistry), outermost first.
+func assertImmutable(t *testing.T, errs field.ErrorList, path string) {
+	t.Helper()
+	var want []string
+	parts := strings.Split(path, ".")
+	if len(parts) > 2 && slices.Contains([]string{"network", "platform", "etcd", "clusterImageRegistry"}, parts[1]) {
+		for depth := 2; depth < len(parts); depth++ {
+			want = append(want, strings.Join(parts[:depth], "."))
+		}
+	}
+	want = append(want, path)
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Field)
+		if e.ErrorBody() != "Forbidden: field is immutable" {
+			t.Errorf("error at %s: %q, want %q", e.Field, e.ErrorBody(), "Forbidden: field is immutable")
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("errors at %v, want at %v: %v", got, want, errs)
+	}
+}
+
+// assertRefusedAt requires the errors of a change refused at path: an immutable field's, with its
+// parents, or one error of another kind.
+func assertRefusedAt(t *testing.T, errs field.ErrorList, path string) {
+	t.Helper()
+	if len(errs) > 0 && errs[len(errs)-1].Detail == "field is immutable" {
+		assertImmutable(t, errs, path)
+		return
+	}
+	assertOneFieldError(t, errs, path)
 }
