@@ -35,6 +35,8 @@ type Release struct {
 type Catalog struct {
 	// groups holds each group's releases, oldest first.
 	groups map[string][]Release
+	// endOfLife is each minor's end of life, from the service's Lifecycle.
+	endOfLife map[string]time.Time
 }
 
 // graph is the Cincinnati wire format.
@@ -47,9 +49,12 @@ type graph struct {
 	Edges [][2]int `json:"edges"`
 }
 
-// Default returns the catalog compiled into the server.
+// Default returns the catalog compiled into the server, with the compiled-in life cycle.
 func Default() *Catalog {
 	c, err := Parse(strings.NewReader(string(defaultGraph)))
+	if err == nil {
+		c, err = c.WithLifecycle(DefaultLifecycle())
+	}
 	if err != nil {
 		panic(fmt.Sprintf("the compiled-in version catalog is invalid: %v", err))
 	}

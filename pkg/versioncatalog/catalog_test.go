@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDefaultCatalog(t *testing.T) {
@@ -93,5 +94,22 @@ func TestLoadFromAnUpdateService(t *testing.T) {
 
 	if _, err := Load(context.Background(), srv.URL+"/missing"); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("a graph URL that answers 404: %v, want an error saying so", err)
+	}
+}
+
+// Every minor of a catalog has an end of life, or the catalog is refused with the minors that lack one.
+func TestLifecycle(t *testing.T) {
+	c := Default()
+	for _, v := range []string{"4.20", "4.20.3", "4.22.0"} {
+		if eol, ok := c.EndOfLife(v); !ok || eol.IsZero() {
+			t.Errorf("no end of life for %s in the compiled-in catalog", v)
+		}
+	}
+	if _, ok := c.EndOfLife("4.99"); ok {
+		t.Error("an end of life for 4.99, which no life cycle names")
+	}
+	_, err := c.WithLifecycle(&Lifecycle{EndOfLife: map[string]time.Time{"4.20": time.Now()}})
+	if err == nil || !strings.Contains(err.Error(), "4.21, 4.22") {
+		t.Errorf("a life cycle without 4.21 and 4.22: %v, want an error naming them", err)
 	}
 }

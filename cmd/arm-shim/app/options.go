@@ -42,6 +42,8 @@ type Options struct {
 	PKIDir       string
 	// VersionCatalog replaces the compiled-in version catalog, as hcp-apiserver's flag of the same name.
 	VersionCatalog string
+	// VersionLifecycle replaces the compiled-in end of life of each minor version.
+	VersionLifecycle string
 	// KubeAPIQPS and KubeAPIBurst limit the requests to hcp-apiserver, as kube's components do.
 	KubeAPIQPS   float32
 	KubeAPIBurst int
@@ -96,6 +98,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.VersionCatalog, "version-catalog", o.VersionCatalog,
 		"A Cincinnati-format graph of the OpenShift releases offered per channel group, in a file or at an http(s) URL, for hcpOpenShiftVersions; "+
 			"give the one hcp-apiserver's --version-catalog names. Default: the catalog compiled in, as hcp-apiserver's.")
+	fs.StringVar(&o.VersionLifecycle, "version-lifecycle", o.VersionLifecycle,
+		"A JSON file of each minor version's end of life, {\"endOfLife\": {\"4.20\": \"2027-04-21T00:00:00Z\"}}, for hcpOpenShiftVersions; "+
+			"it must name every minor of the catalog. Empty: the compiled-in dates, for the compiled-in catalog's minors.")
 }
 
 // Validate checks the flags on their own.
@@ -169,6 +174,15 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		if catalog, err = versioncatalog.Load(ctx, o.VersionCatalog); err != nil {
 			return nil, fmt.Errorf("--version-catalog: %w", err)
 		}
+	}
+	lifecycle := versioncatalog.DefaultLifecycle()
+	if o.VersionLifecycle != "" {
+		if lifecycle, err = versioncatalog.LoadLifecycle(o.VersionLifecycle); err != nil {
+			return nil, fmt.Errorf("--version-lifecycle: %w", err)
+		}
+	}
+	if catalog, err = catalog.WithLifecycle(lifecycle); err != nil {
+		return nil, fmt.Errorf("--version-lifecycle: %w", err)
 	}
 	factory := externalversions.NewSharedInformerFactory(client, 0)
 	fe, err := frontend.New(frontend.Config{Client: client, Location: o.Location, Catalog: catalog,

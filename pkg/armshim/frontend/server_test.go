@@ -168,8 +168,8 @@ func TestAgainstHCPAPIServer(t *testing.T) {
 				{"/subscriptions/" + testSub + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters" + qv, "HcpOpenShiftClusterListResult"},
 				{clusterPath("Alpha") + "/nodePools/Workers" + qv, "NodePool"},
 				{clusterPath("Alpha") + "/nodePools" + qv, "NodePoolListResult"},
-				// hcpOpenShiftVersions are left out: the schema requires an endOfLifeTimestamp, which the
-				// version catalog does not know.
+				{"/subscriptions/" + testSub + "/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOpenShiftVersions" + qv, "HcpOpenShiftVersionListResult"},
+				{"/subscriptions/" + testSub + "/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOpenShiftVersions/4.20.1" + qv, "HcpOpenShiftVersion"},
 				{clusterPath("Missing") + qv, "common.ErrorResponse"},
 			} {
 				rec := call(f, "GET", check.target, "")

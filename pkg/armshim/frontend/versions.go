@@ -3,6 +3,7 @@ package frontend
 import (
 	"net/http"
 	"strings"
+	"time"
 )
 
 // channelGroups are the catalog's groups, from the most to the least stable: a version offered in
@@ -17,8 +18,9 @@ type openShiftVersion struct {
 }
 
 type openShiftVersionProperties struct {
-	ChannelGroup string `json:"channelGroup"`
-	Enabled      bool   `json:"enabled"`
+	ChannelGroup       string `json:"channelGroup"`
+	Enabled            bool   `json:"enabled"`
+	EndOfLifeTimestamp string `json:"endOfLifeTimestamp,omitempty"`
 }
 
 // versions lists the catalog's versions as hcpOpenShiftVersions resources.
@@ -31,11 +33,15 @@ func (f *Frontend) versions(req *request) []any {
 				continue
 			}
 			seen[v] = true
+			props := openShiftVersionProperties{ChannelGroup: group, Enabled: true}
+			if eol, ok := f.catalog.EndOfLife(v); ok {
+				props.EndOfLifeTimestamp = eol.UTC().Format(time.RFC3339)
+			}
 			out = append(out, openShiftVersion{
 				ID:         "/subscriptions/" + req.vars["sub"] + providerPath + "/locations/" + req.vars["location"] + "/hcpOpenShiftVersions/" + v,
 				Name:       v,
 				Type:       "Microsoft.RedHatOpenShift/hcpOpenShiftVersions",
-				Properties: openShiftVersionProperties{ChannelGroup: group, Enabled: true},
+				Properties: props,
 			})
 		}
 	}
