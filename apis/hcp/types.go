@@ -226,6 +226,11 @@ type OperatorsAuthenticationProfile struct {
 	// userAssignedIdentities are the user-assigned managed identities of the operators.
 	// +optional
 	UserAssignedIdentities UserAssignedIdentitiesProfile `json:"userAssignedIdentities,omitempty"`
+	// managedIdentitiesDataPlaneIdentityURL is the data plane URL of the cluster's managed identities
+	// (ARM's X-Ms-Identity-Url on create), where the service gets the identities' credentials. It cannot
+	// change once set.
+	// +optional
+	ManagedIdentitiesDataPlaneIdentityURL string `json:"managedIdentitiesDataPlaneIdentityURL,omitempty"`
 }
 
 // UserAssignedIdentitiesProfile maps operators to user-assigned managed identity ARM IDs.
@@ -905,6 +910,9 @@ type ARMOperationStatus struct {
 	// error says why a Failed or Canceled operation ended so.
 	// +optional
 	Error *ARMOperationError `json:"error,omitempty"`
+	// notificationTime is when ARM's notification URI was told that the operation ended.
+	// +optional
+	NotificationTime *metav1.Time `json:"notificationTime,omitempty"`
 }
 
 // ARMOperationError is the error of a failed operation, as ARM's CloudError carries it.

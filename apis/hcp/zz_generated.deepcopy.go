@@ -189,6 +189,10 @@ func (in *ARMOperationStatus) DeepCopyInto(out *ARMOperationStatus) {
 		*out = new(ARMOperationError)
 		**out = **in
 	}
+	if in.NotificationTime != nil {
+		in, out := &in.NotificationTime, &out.NotificationTime
+		*out = (*in).DeepCopy()
+	}
 	return
 }
 

@@ -241,6 +241,11 @@ type OperatorsAuthenticationProfile struct {
 	// userAssignedIdentities are the user-assigned managed identities of the operators.
 	// +optional
 	UserAssignedIdentities UserAssignedIdentitiesProfile `json:"userAssignedIdentities,omitempty,omitzero" protobuf:"bytes,1,opt,name=userAssignedIdentities"`
+	// managedIdentitiesDataPlaneIdentityURL is the data plane URL of the cluster's managed identities
+	// (ARM's X-Ms-Identity-Url on create), where the service gets the identities' credentials. It cannot
+	// change once set.
+	// +optional
+	ManagedIdentitiesDataPlaneIdentityURL string `json:"managedIdentitiesDataPlaneIdentityURL,omitempty" protobuf:"bytes,2,opt,name=managedIdentitiesDataPlaneIdentityURL"`
 }
 
 // UserAssignedIdentitiesProfile maps operators to user-assigned managed identity ARM IDs.
@@ -930,6 +935,9 @@ type ARMOperationStatus struct {
 	// error says why a Failed or Canceled operation ended so.
 	// +optional
 	Error *ARMOperationError `json:"error,omitempty" protobuf:"bytes,4,opt,name=error"`
+	// notificationTime is when ARM's notification URI was told that the operation ended.
+	// +optional
+	NotificationTime *metav1.Time `json:"notificationTime,omitempty" protobuf:"bytes,5,opt,name=notificationTime"`
 }
 
 // ARMOperationError is the error of a failed operation, as ARM's CloudError carries it.

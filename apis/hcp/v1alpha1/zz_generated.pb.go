@@ -486,6 +486,18 @@ func (m *ARMOperationStatus) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	if m.NotificationTime != nil {
+		{
+			size, err := m.NotificationTime.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x2a
+	}
 	if m.Error != nil {
 		{
 			size, err := m.Error.MarshalToSizedBuffer(dAtA[:i])
@@ -2658,6 +2670,11 @@ func (m *OperatorsAuthenticationProfile) MarshalToSizedBuffer(dAtA []byte) (int,
 	_ = i
 	var l int
 	_ = l
+	i -= len(m.ManagedIdentitiesDataPlaneIdentityURL)
+	copy(dAtA[i:], m.ManagedIdentitiesDataPlaneIdentityURL)
+	i = encodeVarintGenerated(dAtA, i, uint64(len(m.ManagedIdentitiesDataPlaneIdentityURL)))
+	i--
+	dAtA[i] = 0x12
 	{
 		size, err := m.UserAssignedIdentities.MarshalToSizedBuffer(dAtA[:i])
 		if err != nil {
@@ -3114,6 +3131,10 @@ func (m *ARMOperationStatus) Size() (n int) {
 	}
 	if m.Error != nil {
 		l = m.Error.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if m.NotificationTime != nil {
+		l = m.NotificationTime.Size()
 		n += 1 + l + sovGenerated(uint64(l))
 	}
 	return n
@@ -3885,6 +3906,8 @@ func (m *OperatorsAuthenticationProfile) Size() (n int) {
 	_ = l
 	l = m.UserAssignedIdentities.Size()
 	n += 1 + l + sovGenerated(uint64(l))
+	l = len(m.ManagedIdentitiesDataPlaneIdentityURL)
+	n += 1 + l + sovGenerated(uint64(l))
 	return n
 }
 
@@ -4105,6 +4128,7 @@ func (this *ARMOperationStatus) String() string {
 		`LastTransitionTime:` + strings.Replace(fmt.Sprintf("%v", this.LastTransitionTime), "Time", "v1.Time", 1) + `,`,
 		`EndTime:` + strings.Replace(fmt.Sprintf("%v", this.EndTime), "Time", "v1.Time", 1) + `,`,
 		`Error:` + strings.Replace(this.Error.String(), "ARMOperationError", "ARMOperationError", 1) + `,`,
+		`NotificationTime:` + strings.Replace(fmt.Sprintf("%v", this.NotificationTime), "Time", "v1.Time", 1) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -4734,6 +4758,7 @@ func (this *OperatorsAuthenticationProfile) String() string {
 	}
 	s := strings.Join([]string{`&OperatorsAuthenticationProfile{`,
 		`UserAssignedIdentities:` + strings.Replace(strings.Replace(this.UserAssignedIdentities.String(), "UserAssignedIdentitiesProfile", "UserAssignedIdentitiesProfile", 1), `&`, ``, 1) + `,`,
+		`ManagedIdentitiesDataPlaneIdentityURL:` + fmt.Sprintf("%v", this.ManagedIdentitiesDataPlaneIdentityURL) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -6131,6 +6156,42 @@ func (m *ARMOperationStatus) Unmarshal(dAtA []byte) error {
 				m.Error = &ARMOperationError{}
 			}
 			if err := m.Error.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 5:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field NotificationTime", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.NotificationTime == nil {
+				m.NotificationTime = &v1.Time{}
+			}
+			if err := m.NotificationTime.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -12907,6 +12968,38 @@ func (m *OperatorsAuthenticationProfile) Unmarshal(dAtA []byte) error {
 			if err := m.UserAssignedIdentities.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
+			iNdEx = postIndex
+		case 2:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ManagedIdentitiesDataPlaneIdentityURL", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.ManagedIdentitiesDataPlaneIdentityURL = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex

@@ -256,6 +256,9 @@ func validatePlatform(p *hcp.PlatformProfile, azure *hcp.AzureResourceReference,
 			}
 		}
 	}
+	if u := p.OperatorsAuthentication.ManagedIdentitiesDataPlaneIdentityURL; u != "" {
+		allErrs = append(allErrs, validateHTTPSURL(fldPath.Child("operatorsAuthentication", "managedIdentitiesDataPlaneIdentityURL"), u)...)
+	}
 	return append(allErrs, validateOperatorIdentities(&p.OperatorsAuthentication.UserAssignedIdentities,
 		fldPath.Child("operatorsAuthentication", "userAssignedIdentities"))...)
 }
@@ -393,6 +396,10 @@ func validateHCPClusterSpecUpdate(newSpec, oldSpec *hcp.HCPClusterSpec, fldPath 
 		{fldPath.Child("cryptoRestrictions"), newSpec.CryptoRestrictions, oldSpec.CryptoRestrictions},
 	} {
 		allErrs = append(allErrs, apivalidation.ValidateImmutableField(f.newVal, f.oldVal, f.path)...)
+	}
+	if oldURL := oldSpec.Platform.OperatorsAuthentication.ManagedIdentitiesDataPlaneIdentityURL; oldURL != "" {
+		allErrs = append(allErrs, apivalidation.ValidateImmutableField(newSpec.Platform.OperatorsAuthentication.ManagedIdentitiesDataPlaneIdentityURL,
+			oldURL, platform.Child("operatorsAuthentication", "managedIdentitiesDataPlaneIdentityURL"))...)
 	}
 	return append(allErrs, validateEtcdDataEncryptionUpdate(newSpec.Etcd.DataEncryption, oldSpec.Etcd.DataEncryption,
 		fldPath.Child("etcd", "dataEncryption"))...)

@@ -372,6 +372,26 @@ func TestValidateHCPClusterUpdate(t *testing.T) {
 		})
 	}
 
+	// The identities' data plane URL is kept from the create on: set once, never changed.
+	const identityURL = "https://identity.example.com/subscriptions/x/identities"
+	for _, tc := range []struct {
+		name, old, new string
+		want           []wantErr
+	}{
+		{name: "set on a cluster without one", new: identityURL},
+		{name: "kept", old: identityURL, new: identityURL},
+		{name: "changed", old: identityURL, new: identityURL + "/other", want: []wantErr{invalid("spec.platform.operatorsAuthentication.managedIdentitiesDataPlaneIdentityURL")}},
+		{name: "removed", old: identityURL, want: []wantErr{invalid("spec.platform.operatorsAuthentication.managedIdentitiesDataPlaneIdentityURL")}},
+		{name: "not https", new: "http://identity.example.com", want: []wantErr{invalid("spec.platform.operatorsAuthentication.managedIdentitiesDataPlaneIdentityURL")}},
+	} {
+		t.Run("identity URL "+tc.name, func(t *testing.T) {
+			oldC, newC := validHCPCluster(), validHCPCluster()
+			oldC.Spec.Platform.OperatorsAuthentication.ManagedIdentitiesDataPlaneIdentityURL = tc.old
+			newC.Spec.Platform.OperatorsAuthentication.ManagedIdentitiesDataPlaneIdentityURL = tc.new
+			expectErrors(t, ValidateHCPClusterUpdate(newC, oldC), tc.want...)
+		})
+	}
+
 	t.Run("etcd encryption added", func(t *testing.T) {
 		oldC, newC := validHCPCluster(), validHCPCluster()
 		oldC.Spec.Etcd.DataEncryption = nil

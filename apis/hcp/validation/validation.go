@@ -6,6 +6,7 @@ package validation
 import (
 	"fmt"
 	"net/netip"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -265,4 +266,19 @@ func exampleARMID(resourceType string) string {
 		b.WriteString("/" + t + "/<name>")
 	}
 	return b.String()
+}
+
+// maxURLLength bounds a URL field, as browsers and proxies bound URLs.
+const maxURLLength = 2048
+
+// validateHTTPSURL requires an absolute https URL with a host.
+func validateHTTPSURL(fldPath *field.Path, value string) field.ErrorList {
+	if len(value) > maxURLLength {
+		return field.ErrorList{field.TooLong(fldPath, value, maxURLLength)}
+	}
+	u, err := url.Parse(value)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return field.ErrorList{field.Invalid(fldPath, value, "must be an https URL, such as https://identity.example.com/subscriptions/...")}
+	}
+	return nil
 }

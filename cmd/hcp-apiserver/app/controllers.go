@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/armnotification"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/armoperation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/armsubscription"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/breakglasscredential"
@@ -194,6 +195,10 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	if err != nil {
 		return err
 	}
+	notifications, err := armnotification.New(client, operationInformer, nil)
+	if err != nil {
+		return err
+	}
 	shared.Start(serverDone)
 	klog.FromContext(ctx).Info("Starting the cluster controllers", "environment", o.Environment)
 	go versions.Run(ctx, 2)
@@ -205,5 +210,6 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	go mcStatus.Run(ctx, 1)
 	go operations.Run(ctx, 2)
 	go subscriptions.Run(ctx, 1)
+	go notifications.Run(ctx, 2)
 	return nil
 }

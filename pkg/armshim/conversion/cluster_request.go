@@ -48,7 +48,13 @@ func ClusterFromARM(req Request, existing *hcpv1alpha1.HCPCluster) (*hcpv1alpha1
 		a.errs = append(a.errs, field.Required(pathProperties, "a cluster needs properties, with at least version and platform"))
 		return nil, a.result()
 	}
+	identityURL := out.Spec.Platform.OperatorsAuthentication.ManagedIdentitiesDataPlaneIdentityURL
 	applyClusterProperties(a, req.APIVersion, in.Properties, &out.Spec)
+	// ARM sends the identities' data plane URL on create; the cluster keeps it, as the frontend keeps it.
+	if !a.update {
+		identityURL = req.IdentityURL
+	}
+	out.Spec.Platform.OperatorsAuthentication.ManagedIdentitiesDataPlaneIdentityURL = identityURL
 	if !a.update && out.Spec.Platform.ManagedResourceGroup == "" {
 		out.Spec.Platform.ManagedResourceGroup = defaultManagedResourceGroup(obj.ID.Name)
 	}

@@ -18,6 +18,9 @@ type Request struct {
 	Body []byte
 	// SystemData is the value of the x-ms-arm-resource-system-data header ("" when absent).
 	SystemData string
+	// IdentityURL is the value of the x-ms-identity-url header ("" when absent): the data plane URL of
+	// the resource's managed identities, which a cluster keeps from its create on.
+	IdentityURL string
 }
 
 // Field paths of the envelope: errors name ARM's JSON paths, for a CloudError's target.

@@ -295,3 +295,31 @@ func assertRefusedAt(t *testing.T, errs field.ErrorList, path string) {
 	}
 	assertOneFieldError(t, errs, path)
 }
+
+// The cluster keeps the identities' data plane URL ARM sent with the create; a PUT or PATCH later, with
+// or without the header, keeps it, and the ARM body never shows it.
+func TestClusterKeepsTheIdentityURLOfItsCreate(t *testing.T) {
+	const identityURL = "https://identity.example.com/subscriptions/x"
+	c, errs := ClusterFromARM(Request{APIVersion: V20260901Preview, ResourceID: testClusterID, Body: []byte(fullClusterBody),
+		SystemData: testSystemData, IdentityURL: identityURL}, nil)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if got := c.Spec.Platform.OperatorsAuthentication.ManagedIdentitiesDataPlaneIdentityURL; got != identityURL {
+		t.Fatalf("created with X-Ms-Identity-Url %s, stored %q", identityURL, got)
+	}
+	existing := withClusterStatus(c)
+	for _, header := range []string{"", "https://identity.example.com/other"} {
+		updated, errs := ClusterFromARM(Request{APIVersion: V20260901Preview, ResourceID: testClusterID,
+			Body: clusterJSON(t, V20260901Preview, existing), IdentityURL: header}, existing)
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		if got := updated.Spec.Platform.OperatorsAuthentication.ManagedIdentitiesDataPlaneIdentityURL; got != identityURL {
+			t.Errorf("a PUT with X-Ms-Identity-Url %q changed the stored URL to %q", header, got)
+		}
+	}
+	if strings.Contains(string(clusterJSON(t, V20260901Preview, existing)), identityURL) {
+		t.Error("the ARM body shows the identities' data plane URL, which ARM keeps to itself")
+	}
+}

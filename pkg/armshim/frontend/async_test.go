@@ -22,6 +22,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/armoperationstatus"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
 	"github.com/aro-hcp/hcp-apiserver/pkg/breakglass"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
@@ -105,7 +106,7 @@ func TestAsyncContract(t *testing.T) {
 	// The status endpoint shows the operation to its caller only.
 	statusPath := strings.TrimPrefix(asyncOp, testReferer)
 	rec = call(f, "GET", statusPath, "")
-	var status operationStatus
+	var status armoperationstatus.Document
 	if err := json.Unmarshal(rec.Body.Bytes(), &status); err != nil || rec.Code != 200 || status.Status != "Accepted" || status.Name != op.Name {
 		t.Errorf("status: %d %s", rec.Code, rec.Body)
 	}

@@ -200,7 +200,8 @@ func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResourc
 	if systemData == "" && !found {
 		systemData = defaultSystemData(time.Now())
 	}
-	creq := conversion.Request{APIVersion: req.resourceAPIVersion(), ResourceID: res.id, Body: body, SystemData: systemData}
+	creq := conversion.Request{APIVersion: req.resourceAPIVersion(), ResourceID: res.id, Body: body, SystemData: systemData,
+		IdentityURL: req.r.Header.Get(headerIdentityURL)}
 	var prior T
 	if found {
 		prior = existing

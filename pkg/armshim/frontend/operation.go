@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/armoperationstatus"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
 )
 
@@ -80,16 +80,6 @@ func (f *Frontend) setAsyncHeaders(req *request, op *hcpv1alpha1.ARMOperation, w
 	}
 }
 
-// operationStatus is the body of the status endpoint.
-type operationStatus struct {
-	ID        string        `json:"id"`
-	Name      string        `json:"name"`
-	Status    string        `json:"status"`
-	StartTime string        `json:"startTime,omitempty"`
-	EndTime   string        `json:"endTime,omitempty"`
-	Error     *CloudErrBody `json:"error,omitempty"`
-}
-
 // visibleOperation reads the operation the path names, if the caller may see it: only the tenant and
 // client that started it, in its subscription. Anyone else learns nothing, not even that it exists.
 func (f *Frontend) visibleOperation(req *request) (*hcpv1alpha1.ARMOperation, error) {
@@ -119,32 +109,9 @@ func (f *Frontend) getOperationStatus(req *request) error {
 	if err != nil {
 		return err
 	}
-	state := op.Status.State
-	if state == "" {
-		state = initialState(op.Spec.Request)
-	}
-	body := operationStatus{
-		ID:        "/subscriptions/" + req.vars["sub"] + providerPath + "/locations/" + req.vars["location"] + "/hcpOperationStatuses/" + op.Name,
-		Name:      op.Name,
-		Status:    string(state),
-		StartTime: op.CreationTimestamp.UTC().Format(time.RFC3339Nano),
-	}
-	if state.Final() && op.Status.EndTime != nil {
-		body.EndTime = op.Status.EndTime.UTC().Format(time.RFC3339Nano)
-	}
-	if e := op.Status.Error; e != nil {
-		body.Error = &CloudErrBody{Code: e.Code, Message: e.Message, Target: e.Target}
-	}
+	body := armoperationstatus.Of(op, req.vars["sub"], req.vars["location"])
 	writeJSON(req.w, http.StatusOK, body)
 	return nil
-}
-
-// initialState is an operation's state before the controller first reports on it.
-func initialState(r hcpv1alpha1.ARMOperationRequest) hcpv1alpha1.ARMOperationState {
-	if r == hcpv1alpha1.ARMOperationDelete {
-		return hcpv1alpha1.ARMOperationDeleting
-	}
-	return hcpv1alpha1.ARMOperationAccepted
 }
 
 // getOperationResult answers as the frontend's result endpoint: 202 while the operation runs, 500 when

@@ -35,6 +35,7 @@ const (
 	headerHomeTenantID          = "X-Ms-Home-Tenant-Id"
 	headerClientObjectID        = "X-Ms-Client-Object-Id"
 	headerSystemData            = "X-Ms-Arm-Resource-System-Data"
+	headerIdentityURL           = "X-Ms-Identity-Url"
 	headerAsyncNotificationURI  = "Azure-AsyncNotificationUri"
 	headerAsyncNotification     = "Azure-AsyncNotification"
 	headerAzureAsyncOperation   = "Azure-AsyncOperation"
@@ -227,6 +228,9 @@ func (f *Frontend) admit(req *request, rt *route) error {
 	if err := readBody(req); err != nil {
 		return err
 	}
+	if err := checkNotificationURI(req.r.Header.Get(headerAsyncNotificationURI)); err != nil {
+		return err
+	}
 	req.tenantID = req.r.Header.Get(headerHomeTenantID)
 	if rt.gated {
 		return f.checkSubscription(req)
@@ -354,3 +358,19 @@ func referer(r *http.Request) *url.URL {
 	}
 	return &url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawQuery: r.URL.RawQuery}
 }
+
+// checkNotificationURI refuses an Azure-AsyncNotificationUri the service could not POST to, before
+// anything is written: the operation that keeps it is made after the resource's write.
+func checkNotificationURI(uri string) error {
+	if uri == "" {
+		return nil
+	}
+	if u, err := url.Parse(uri); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(uri) > maxNotificationURILength {
+		return newCloudError(http.StatusBadRequest, CodeInvalidParameter, headerAsyncNotificationURI,
+			"The %s header must be an absolute https URL of at most %d characters.", headerAsyncNotificationURI, maxNotificationURILength)
+	}
+	return nil
+}
+
+// maxNotificationURILength is the API's limit on an operation's notification URI.
+const maxNotificationURILength = 2048

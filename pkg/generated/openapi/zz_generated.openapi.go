@@ -521,6 +521,12 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_ARMOperationStatus(ref common.Refere
 							Ref:         ref(v1alpha1.ARMOperationError{}.OpenAPIModelName()),
 						},
 					},
+					"notificationTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "notificationTime is when ARM's notification URI was told that the operation ended.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
@@ -2518,6 +2524,13 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_OperatorsAuthenticationProfile(ref c
 							Description: "userAssignedIdentities are the user-assigned managed identities of the operators.",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1alpha1.UserAssignedIdentitiesProfile{}.OpenAPIModelName()),
+						},
+					},
+					"managedIdentitiesDataPlaneIdentityURL": {
+						SchemaProps: spec.SchemaProps{
+							Description: "managedIdentitiesDataPlaneIdentityURL is the data plane URL of the cluster's managed identities (ARM's X-Ms-Identity-Url on create), where the service gets the identities' credentials. It cannot change once set.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},

@@ -36,6 +36,8 @@ type ARMOperationStatusApplyConfiguration struct {
 	EndTime *v1.Time `json:"endTime,omitempty"`
 	// error says why a Failed or Canceled operation ended so.
 	Error *ARMOperationErrorApplyConfiguration `json:"error,omitempty"`
+	// notificationTime is when ARM's notification URI was told that the operation ended.
+	NotificationTime *v1.Time `json:"notificationTime,omitempty"`
 }
 
 // ARMOperationStatusApplyConfiguration constructs a declarative configuration of the ARMOperationStatus type for use with
@@ -73,5 +75,13 @@ func (b *ARMOperationStatusApplyConfiguration) WithEndTime(value v1.Time) *ARMOp
 // If called multiple times, the Error field is set to the value of the last call.
 func (b *ARMOperationStatusApplyConfiguration) WithError(value *ARMOperationErrorApplyConfiguration) *ARMOperationStatusApplyConfiguration {
 	b.Error = value
+	return b
+}
+
+// WithNotificationTime sets the NotificationTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NotificationTime field is set to the value of the last call.
+func (b *ARMOperationStatusApplyConfiguration) WithNotificationTime(value v1.Time) *ARMOperationStatusApplyConfiguration {
+	b.NotificationTime = &value
 	return b
 }

@@ -25,6 +25,10 @@ package v1alpha1
 type OperatorsAuthenticationProfileApplyConfiguration struct {
 	// userAssignedIdentities are the user-assigned managed identities of the operators.
 	UserAssignedIdentities *UserAssignedIdentitiesProfileApplyConfiguration `json:"userAssignedIdentities,omitempty"`
+	// managedIdentitiesDataPlaneIdentityURL is the data plane URL of the cluster's managed identities
+	// (ARM's X-Ms-Identity-Url on create), where the service gets the identities' credentials. It cannot
+	// change once set.
+	ManagedIdentitiesDataPlaneIdentityURL *string `json:"managedIdentitiesDataPlaneIdentityURL,omitempty"`
 }
 
 // OperatorsAuthenticationProfileApplyConfiguration constructs a declarative configuration of the OperatorsAuthenticationProfile type for use with
@@ -38,5 +42,13 @@ func OperatorsAuthenticationProfile() *OperatorsAuthenticationProfileApplyConfig
 // If called multiple times, the UserAssignedIdentities field is set to the value of the last call.
 func (b *OperatorsAuthenticationProfileApplyConfiguration) WithUserAssignedIdentities(value *UserAssignedIdentitiesProfileApplyConfiguration) *OperatorsAuthenticationProfileApplyConfiguration {
 	b.UserAssignedIdentities = value
+	return b
+}
+
+// WithManagedIdentitiesDataPlaneIdentityURL sets the ManagedIdentitiesDataPlaneIdentityURL field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ManagedIdentitiesDataPlaneIdentityURL field is set to the value of the last call.
+func (b *OperatorsAuthenticationProfileApplyConfiguration) WithManagedIdentitiesDataPlaneIdentityURL(value string) *OperatorsAuthenticationProfileApplyConfiguration {
+	b.ManagedIdentitiesDataPlaneIdentityURL = &value
 	return b
 }
