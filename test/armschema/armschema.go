@@ -155,7 +155,8 @@ func Validate(t testing.TB, apiVersion, definition string, body []byte) error {
 		if err := spec.ExpandSchema(&schema, doc, nil); err != nil {
 			t.Fatalf("expanding %s of %s: %v", definition, apiVersion, err)
 		}
-		v = validate.NewSchemaValidator(&schema, nil, "", strfmt.Default)
+		// The document is the root that refs left by the expansion, the recursive ones (ErrorDetail.details), resolve in.
+		v = validate.NewSchemaValidator(&schema, doc, "", strfmt.Default)
 		validators[key] = v
 	}
 	return v.Validate(data).AsError()

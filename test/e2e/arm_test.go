@@ -273,6 +273,8 @@ var (
 	nodePoolsPath = regexp.MustCompile(`(?i)/nodePools$`)
 	operationPath = regexp.MustCompile(`(?i)/hcpOperationStatuses/[^/]+$`)
 	resultPath    = regexp.MustCompile(`(?i)/hcpOperationResults/[^/]+$`)
+	versionsPath  = regexp.MustCompile(`(?i)/hcpOpenShiftVersions$`)
+	versionPath   = regexp.MustCompile(`(?i)/hcpOpenShiftVersions/[^/]+$`)
 )
 
 // responseDefinition names the definition a response body must be: ErrorResponse for any error, the
@@ -296,11 +298,21 @@ func responseDefinition(method, path string, status int) string {
 		return "HcpOpenShiftClusterListResult"
 	case clusterPath.MatchString(path):
 		return "HcpOpenShiftCluster"
+	case versionsPath.MatchString(path):
+		return "HcpOpenShiftVersionListResult"
+	case versionPath.MatchString(path):
+		return "HcpOpenShiftVersion"
 	}
 	return ""
 }
 
 func (c *armClient) do(t *testing.T, method, path, apiVersion string, body any) (*http.Response, []byte) {
+	t.Helper()
+	return c.doWith(t, method, path, apiVersion, body, nil)
+}
+
+// doWith is do with more request headers.
+func (c *armClient) doWith(t *testing.T, method, path, apiVersion string, body any, headers map[string]string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := runtime.NewRequest(t.Context(), method, c.base+path)
 	if err != nil {
@@ -310,6 +322,9 @@ func (c *armClient) do(t *testing.T, method, path, apiVersion string, body any) 
 	q.Set("api-version", apiVersion)
 	req.Raw().URL.RawQuery = q.Encode()
 	req.Raw().Header.Set("Accept", "application/json")
+	for k, v := range headers {
+		req.Raw().Header.Set(k, v)
+	}
 	if body != nil {
 		raw, err := json.Marshal(body)
 		if err != nil {

@@ -167,6 +167,12 @@ func validateNodePoolPlatform(p *hcp.NodePoolPlatformProfile, fldPath *field.Pat
 // validateNodePoolScaling requires exactly one of replicas and autoScaling.
 func validateNodePoolScaling(spec *hcp.NodePoolSpec, fldPath *field.Path) field.ErrorList {
 	replicasPath, autoScalingPath := fldPath.Child("replicas"), fldPath.Child("autoScaling")
+	// A pool in one availability zone has that zone's capacity; a pool spread over the region, as ARO
+	// HCP bounds it, at most maxNodesWithoutZone.
+	limit := int32(maxNodes)
+	if spec.Platform.AvailabilityZone == "" {
+		limit = maxNodesWithoutZone
+	}
 	var allErrs field.ErrorList
 	switch {
 	case spec.Replicas == nil && spec.AutoScaling == nil:
@@ -180,14 +186,14 @@ func validateNodePoolScaling(spec *hcp.NodePoolSpec, fldPath *field.Path) field.
 			fmt.Sprintf("may not be set together with %s; leave it out", autoScalingPath)))
 	}
 	if spec.Replicas != nil {
-		allErrs = append(allErrs, validateRange(replicasPath, *spec.Replicas, 0, maxNodes)...)
+		allErrs = append(allErrs, validateRange(replicasPath, *spec.Replicas, 0, limit)...)
 	}
 	if a := spec.AutoScaling; a != nil {
 		minPath, maxPath := autoScalingPath.Child("min"), autoScalingPath.Child("max")
 		allErrs = append(allErrs, validateMinimum(minPath, a.Min, 0)...)
 		switch {
-		case a.Max > maxNodes:
-			allErrs = append(allErrs, field.Invalid(maxPath, a.Max, fmt.Sprintf("must be less than or equal to %d", maxNodes)))
+		case a.Max > limit:
+			allErrs = append(allErrs, field.Invalid(maxPath, a.Max, fmt.Sprintf("must be less than or equal to %d", limit)))
 		case a.Max < a.Min:
 			allErrs = append(allErrs, validateMinimum(maxPath, a.Max, a.Min)...)
 		case a.Max < 1:

@@ -131,6 +131,12 @@ func TestValidateNodePool(t *testing.T) {
 		{name: "negative replicas", mutate: func(np *hcp.NodePool) { np.Spec.Replicas = ptr.To[int32](-1) }, want: []wantErr{invalid("spec.replicas")}},
 		{name: "neither replicas nor autoscaling", mutate: func(np *hcp.NodePool) { np.Spec.Replicas = nil }, want: []wantErr{required("spec.replicas")}},
 		{name: "replicas and autoscaling", mutate: func(np *hcp.NodePool) { np.Spec.AutoScaling = &hcp.NodePoolAutoScaling{Min: 1, Max: 3} }, want: []wantErr{invalid("spec.replicas")}},
+		{name: "201 nodes spread over the region", mutate: func(np *hcp.NodePool) {
+			np.Spec.Replicas, np.Spec.Platform.AvailabilityZone = ptr.To[int32](201), ""
+		}, want: []wantErr{invalid("spec.replicas")}},
+		{name: "201 nodes in one zone", mutate: func(np *hcp.NodePool) {
+			np.Spec.Replicas, np.Spec.Platform.AvailabilityZone = ptr.To[int32](201), "1"
+		}},
 		{name: "replicas 0 and autoscaling", mutate: func(np *hcp.NodePool) {
 			np.Spec.Replicas, np.Spec.AutoScaling = ptr.To[int32](0), &hcp.NodePoolAutoScaling{Min: 1, Max: 3}
 		}, want: []wantErr{forbidden("spec.replicas")}},

@@ -26,6 +26,8 @@ const (
 	clusterNameMaxLength = 54
 	// maxNodes bounds a node pool and the cluster autoscaler.
 	maxNodes = 500
+	// maxNodesWithoutZone bounds a node pool that is not pinned to an availability zone.
+	maxNodesWithoutZone = 200
 	// maxNodeDrainTimeoutMinutes is one week.
 	maxNodeDrainTimeoutMinutes = 7 * 24 * 60
 	// resourceGroupMaxLength is Azure's limit on resource group names.

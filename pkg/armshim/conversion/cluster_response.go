@@ -103,7 +103,8 @@ func operatorsAuthenticationToARM(in hcpv1alpha1.OperatorsAuthenticationProfile)
 	return &OperatorsAuthenticationProfile{UserAssignedIdentities: &UserAssignedIdentitiesProfile{
 		ControlPlaneOperators:  cloneOrEmpty(uai.ControlPlaneOperators),
 		DataPlaneOperators:     cloneOrEmpty(uai.DataPlaneOperators),
-		ServiceManagedIdentity: nonEmpty(uai.ServiceManagedIdentity),
+		// Required in responses; "" says the cluster has none, as a minimal create leaves it.
+		ServiceManagedIdentity: ptr.To(uai.ServiceManagedIdentity),
 	}}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -208,7 +209,8 @@ func invalidToCloudError(s metav1.Status, armPath func(string) (string, bool)) *
 	bodies := make([]CloudErrBody, 0, len(causes))
 	for _, c := range causes {
 		target, ok := armPath(c.Field)
-		message := c.Message
+		// Which of the API's admission plugins refused is the service's business, not ARM's caller's.
+		message := admissionPluginSuffix.ReplaceAllString(c.Message, "")
 		if ok && c.Field != target {
 			// The API's message may quote its own path; the caller knows only ARM's.
 			message = strings.ReplaceAll(message, c.Field, target)
@@ -221,6 +223,9 @@ func invalidToCloudError(s metav1.Status, armPath func(string) (string, bool)) *
 	}
 	return multipleOrOne(bodies)
 }
+
+// admissionPluginSuffix is how the API's admission plugins sign their refusals.
+var admissionPluginSuffix = regexp.MustCompile(` \(admission plugin [A-Za-z]+\)$`)
 
 // armFieldPath maps a field path of an HCPCluster or NodePool (spec.network.podCIDR) to the ARM JSON
 // path of the same field (properties.network.podCidr). Only spec maps, and the annotations, which

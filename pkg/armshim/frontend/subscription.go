@@ -88,17 +88,17 @@ func (f *Frontend) putSubscription(req *request) error {
 		return fieldErrorsToCloudError(field.ErrorList{field.Required(field.NewPath("registrationDate"), "")})
 	}
 	body := doc.toSpec()
-	name := strings.ToLower(req.vars["sub"])
-	subs := f.client.HcpV1alpha1().ARMSubscriptions()
-	existing, err := subs.Get(req.ctx, name, metav1.GetOptions{})
 	var stored *hcpv1alpha1.ARMSubscription
-	switch {
-	case apierrors.IsNotFound(err):
-		stored, err = subs.Create(req.ctx, &hcpv1alpha1.ARMSubscription{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: body}, metav1.CreateOptions{})
-	case err == nil:
-		existing.Spec = body
-		stored, err = subs.Update(req.ctx, existing, metav1.UpdateOptions{})
-	}
+	// The subscription's controller writes its status: a write that lost the race with it, or with
+	// another notification, is done again from a fresh read, as ARM expects its PUT to be answered 200.
+	err := retryStale(func() error {
+		var err error
+		stored, err = f.storeSubscription(req, strings.ToLower(req.vars["sub"]), body)
+		if isStaleWrite(err) || apierrors.IsAlreadyExists(err) {
+			return errStale
+		}
+		return err
+	})
 	var status apierrors.APIStatus
 	if apierrors.IsInvalid(err) && errors.As(err, &status) {
 		return invalidToCloudError(status.Status(), subscriptionFieldPath)
@@ -122,4 +122,18 @@ func (f *Frontend) getSubscription(req *request) error {
 	}
 	writeJSON(req.w, http.StatusOK, subscriptionDocumentOf(s.Spec))
 	return nil
+}
+
+// storeSubscription creates or replaces the spec of the subscription name.
+func (f *Frontend) storeSubscription(req *request, name string, spec hcpv1alpha1.ARMSubscriptionSpec) (*hcpv1alpha1.ARMSubscription, error) {
+	subs := f.client.HcpV1alpha1().ARMSubscriptions()
+	existing, err := subs.Get(req.ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return subs.Create(req.ctx, &hcpv1alpha1.ARMSubscription{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}, metav1.CreateOptions{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	existing.Spec = spec
+	return subs.Update(req.ctx, existing, metav1.UpdateOptions{})
 }
