@@ -84,8 +84,8 @@ func TestScale(t *testing.T) {
 
 	// The pool's own validation holds.
 	_, _, err = scale.Update(ctx, "foo", scaleTo(501), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
-	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.replicas") || !strings.Contains(err.Error(), "between 0 and 500") {
-		t.Errorf("scaling to 501: %v, want 422 Invalid on spec.replicas", err)
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.replicas") || !strings.Contains(err.Error(), "must be less than or equal to 200") {
+		t.Errorf("scaling to 501: %v, want 422 Invalid on spec.replicas, at most 200 for a pool in no availability zone", err)
 	}
 
 	_, _, err = scale.Update(ctx, "missing", scaleTo(1), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
