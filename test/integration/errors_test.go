@@ -48,8 +48,8 @@ func TestInvalidObjectsGet422WithEveryFieldPath(t *testing.T) {
 	_, err := hc.HCPClusters(ns).Create(ctx, cluster, metav1.CreateOptions{})
 	got := causes(t, err)
 	for field, wantInMessage := range map[string]string{
-		"spec.network.hostPrefix":     "23",
-		"spec.network.serviceCIDR":    "overlaps",
+		"spec.network.hostPrefix":     "less than or equal to 26",
+		"spec.network":                "service CIDR '10.128.0.0/16' and pod CIDR '10.128.0.0/14' overlap",
 		"spec.version.channelGroup":   "stable",
 		"spec.api.authorizedCIDRs[0]": "CIDR",
 	} {
