@@ -101,8 +101,8 @@ func clusterARMName(c *hcpv1alpha1.HCPCluster) (names.ARMName, error) {
 func operatorsAuthenticationToARM(in hcpv1alpha1.OperatorsAuthenticationProfile) *OperatorsAuthenticationProfile {
 	uai := in.UserAssignedIdentities
 	return &OperatorsAuthenticationProfile{UserAssignedIdentities: &UserAssignedIdentitiesProfile{
-		ControlPlaneOperators:  cloneOrEmpty(uai.ControlPlaneOperators),
-		DataPlaneOperators:     cloneOrEmpty(uai.DataPlaneOperators),
+		ControlPlaneOperators: cloneOrEmpty(uai.ControlPlaneOperators),
+		DataPlaneOperators:    cloneOrEmpty(uai.DataPlaneOperators),
 		// Required in responses; "" says the cluster has none, as a minimal create leaves it.
 		ServiceManagedIdentity: ptr.To(uai.ServiceManagedIdentity),
 	}}
