@@ -45,7 +45,7 @@ kube::codegen::gen_client \
 # Protobuf: every package under apis/ whose doc.go says +k8s:protobuf-gen=package
 # (today only apis/hcp/v1alpha1; the internal apis/hcp has no tag and is skipped)
 # gets zz_generated.proto and zz_generated.pb.go, and go-to-protobuf (re)writes the
-# protobuf:"..." struct tags in its types.go. Field numbers come from those tags,
+# protobuf:"..." struct tags in its types*.go. Field numbers come from those tags,
 # so keep them when editing a type. Needs protoc 3.x (Debian: protobuf-compiler).
 (
     command -v protoc >/dev/null || { echo "protoc not found (apt-get install protobuf-compiler)" >&2; exit 1; }
