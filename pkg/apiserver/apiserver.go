@@ -23,6 +23,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/install"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
@@ -32,7 +33,6 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/hcpcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/managementcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/nodepool"
-	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
@@ -75,7 +75,7 @@ type StorageRules struct {
 	Catalog *versioncatalog.Catalog
 	// Service holds the service's settings that a new cluster's addresses follow from; nil stores
 	// clusters without addresses until their controller writes them.
-	Service *render.Options
+	Service *clusterfacts.Settings
 }
 
 // CompletedConfig is a Config with every default filled in.

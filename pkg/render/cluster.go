@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 )
 
@@ -91,12 +92,8 @@ func ClusterBundle(in ClusterInput, o Options) (*protocol.ManifestBundle, error)
 	)
 }
 
-// Addresses are where a cluster's API, console and OIDC issuer are. HyperShift reports only the API, late;
-// all three follow from the cluster ID and the service's settings, so the service knows them as soon as it
-// accepts the cluster, as ARM expects (it requires api.url and platform.issuerUrl of every cluster).
-type Addresses struct {
-	API, Console, Issuer string
-}
+// Addresses are where a cluster serves, as clusterfacts works them out.
+type Addresses = clusterfacts.Addresses
 
 // AddressesOf returns the addresses of the cluster with ID clusterID, in location, whose HostedCluster is
 // named hostedClusterName (HostedClusterName).
@@ -105,21 +102,13 @@ func AddressesOf(clusterID, hostedClusterName, location string, o Options) (Addr
 	if err != nil {
 		return Addresses{}, err
 	}
-	if clusterID == "" {
-		return Addresses{}, fmt.Errorf("the cluster has no ID yet")
-	}
-	domain := hostedClusterName + "." + baseDomainOf(clusterID, location, o)
-	return Addresses{
-		API:     "https://api." + domain + ":443",
-		Console: "https://console-openshift-console.apps." + domain,
-		Issuer:  issuerURL(clusterID, o),
-	}, nil
+	a, err := clusterfacts.AddressesOf(clusterID, hostedClusterName, location, o.Facts())
+	return a, err
 }
 
-// issuerURL is the OIDC issuer of a cluster's service account tokens, which the workload identities of
-// its Azure operators are federated with.
+// issuerURL is the OIDC issuer of a cluster's service account tokens.
 func issuerURL(clusterID string, o Options) string {
-	return strings.TrimSuffix(o.OIDCIssuerBaseURL, "/") + "/" + clusterID
+	return clusterfacts.IssuerURL(clusterID, o.Facts())
 }
 
 // ClusterAddresses returns the addresses of c.
@@ -144,7 +133,7 @@ func baseDomain(c *v1alpha1.HCPCluster, o Options) string {
 }
 
 func baseDomainOf(clusterID, location string, o Options) string {
-	return hash(clusterID) + "." + location + "." + o.DNSZone
+	return clusterfacts.BaseDomain(clusterID, location, o.Facts())
 }
 
 // clusterDomain is the domain HyperShift gives the cluster: the HostedCluster's name in its base

@@ -9,14 +9,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
 )
 
 const (
 	// DefaultEnvironment names the service's environment when Options leave it out.
-	DefaultEnvironment = "dev"
+	DefaultEnvironment = clusterfacts.DefaultEnvironment
 	// DefaultDNSZone is under .example (RFC 2606), so that a service left unconfigured never
 	// claims names in a real zone.
-	DefaultDNSZone = "hcp.aro.example"
+	DefaultDNSZone = clusterfacts.DefaultDNSZone
 	// DefaultManagedIdentitiesKeyVault is the Key Vault of the management cluster that holds the
 	// certificates of the clusters' managed identities.
 	DefaultManagedIdentitiesKeyVault = "hcp-managed-identities"
@@ -49,15 +50,8 @@ type Options struct {
 
 // complete fills the defaults and checks what would otherwise surface as a refused manifest.
 func (o Options) complete() (Options, error) {
-	if o.Environment == "" {
-		o.Environment = DefaultEnvironment
-	}
-	if o.DNSZone == "" {
-		o.DNSZone = DefaultDNSZone
-	}
-	if o.OIDCIssuerBaseURL == "" {
-		o.OIDCIssuerBaseURL = "https://oidc." + o.DNSZone
-	}
+	facts := o.Facts().Complete()
+	o.Environment, o.DNSZone, o.OIDCIssuerBaseURL = facts.Environment, facts.DNSZone, facts.OIDCIssuerBaseURL
 	if o.ManagedIdentitiesKeyVault == "" {
 		o.ManagedIdentitiesKeyVault = DefaultManagedIdentitiesKeyVault
 	}
@@ -84,31 +78,25 @@ func (o Options) complete() (Options, error) {
 	return o, errs.ToAggregate()
 }
 
+// Facts are the settings clusterfacts works out a cluster's names and addresses from.
+func (o Options) Facts() clusterfacts.Settings {
+	return clusterfacts.Settings{Environment: o.Environment, DNSZone: o.DNSZone, OIDCIssuerBaseURL: o.OIDCIssuerBaseURL}
+}
+
 // Namespace is the namespace of a cluster's HostedCluster and NodePools on its management
 // cluster, as ARO HCP names it: ocm-<env>-<clusterID>.
 func Namespace(env, clusterID string) string {
-	return "ocm-" + env + "-" + clusterID
+	return clusterfacts.Namespace(env, clusterID)
 }
 
-// ControlPlaneNamespace is the namespace HyperShift runs the cluster's control plane in:
-// the HostedCluster's namespace and name joined by '-'.
+// ControlPlaneNamespace is the namespace HyperShift runs the cluster's control plane in.
 func ControlPlaneNamespace(env string, c *v1alpha1.HCPCluster) string {
-	return Namespace(env, c.Status.ClusterID) + "-" + HostedClusterName(c)
+	return clusterfacts.ControlPlaneNamespace(env, c.Status.ClusterID, HostedClusterName(c))
 }
 
-// HostedClusterName is the name of a cluster's HostedCluster: its DNS prefix, which is also the
-// first label of its domain, or else the HCPCluster's name.
+// HostedClusterName is the name of a cluster's HostedCluster: its DNS prefix, or else the HCPCluster's name.
 func HostedClusterName(c *v1alpha1.HCPCluster) string {
-	return HostedClusterNameOf(c.Spec.DNS.BaseDomainPrefix, c.Name)
-}
-
-// HostedClusterNameOf is HostedClusterName of a cluster named name with DNS prefix baseDomainPrefix, for
-// callers that hold another type of the cluster.
-func HostedClusterNameOf(baseDomainPrefix, name string) string {
-	if baseDomainPrefix != "" {
-		return baseDomainPrefix
-	}
-	return name
+	return clusterfacts.HostedClusterName(c.Spec.DNS.BaseDomainPrefix, c.Name)
 }
 
 // NodePoolName is the name of a node pool's HyperShift NodePool, <hosted cluster>-<pool>. The

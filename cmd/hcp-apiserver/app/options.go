@@ -5,13 +5,14 @@ package app
 import (
 	"context"
 	"fmt"
-	"k8s.io/utils/ptr"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"k8s.io/utils/ptr"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -322,7 +323,7 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 			Claims:                             claims.New(etcdClient),
 			MaxBreakglassCredentialsPerCluster: o.MaxBreakglassCredentialsPerCluster,
 			Catalog:                            catalog,
-			Service:                            ptr.To(o.Controllers.serviceOptions()),
+			Service:                            ptr.To(o.Controllers.serviceOptions().Facts()),
 		},
 	}, nil
 }

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/queue"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
@@ -64,13 +64,9 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 // Resolve sets status.version.desired and the condition VersionResolved of cluster, as the registry does
 // when the cluster is created or its spec.version changes.
 func Resolve(cluster *v1alpha1.HCPCluster, catalog *versioncatalog.Catalog) {
-	r := catalog.ResolveCluster(cluster.Spec.Version.ChannelGroup, cluster.Spec.Version.ID, cluster.Status.Version.Desired)
-	status := metav1.ConditionFalse
-	if r.Resolved {
-		status = metav1.ConditionTrue
-		cluster.Status.Version.Desired = r.Desired
-	}
-	clusterstatus.SetCondition(cluster, v1alpha1.ConditionVersionResolved, status, r.Reason, r.Message)
+	r := clusterfacts.ResolveVersion(catalog, cluster.Spec.Version.ChannelGroup, cluster.Spec.Version.ID, cluster.Status.Version.Desired)
+	cluster.Status.Version.Desired = r.Desired
+	clusterstatus.SetCondition(cluster, r.Condition.Type, r.Condition.Status, r.Condition.Reason, r.Condition.Message)
 }
 
 // ReleaseImage returns the release image of the version cluster resolved to.

@@ -8,16 +8,16 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
+	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
-	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
 // NewREST returns the storage of hcpclusters and hcpclusters/status. Clusters claim their
 // infrastructure in c, so that no two clusters use the same subnet, network security group or
 // managed resource group, and have their version resolved in catalog as they are stored.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store, catalog *versioncatalog.Catalog, service *render.Options) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store, catalog *versioncatalog.Catalog, service *clusterfacts.Settings) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
 	return newREST(NewStrategy(scheme, catalog, service), optsGetter, c)
 }
 

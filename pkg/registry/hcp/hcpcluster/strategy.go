@@ -6,7 +6,6 @@ import (
 	"github.com/google/uuid"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,8 +14,8 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/validation"
+	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
 	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
-	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
@@ -48,16 +47,16 @@ var kind = hcpregistry.Kind[*hcp.HCPCluster]{
 // the write that creates the cluster says what it runs, and no second write has to. With the service's
 // settings, a new cluster is stored with its addresses (API, console, OIDC issuer), which follow from its
 // ID: ARM shows them from the first answer on.
-func NewStrategy(typer runtime.ObjectTyper, catalog *versioncatalog.Catalog, service *render.Options) hcpregistry.Strategy[*hcp.HCPCluster] {
+func NewStrategy(typer runtime.ObjectTyper, catalog *versioncatalog.Catalog, service *clusterfacts.Settings) hcpregistry.Strategy[*hcp.HCPCluster] {
 	k := kind
-	env := render.DefaultEnvironment
-	if service != nil && service.Environment != "" {
-		env = service.Environment
+	env := clusterfacts.DefaultEnvironment
+	if service != nil {
+		env = service.Complete().Environment
 	}
 	k.Created = func(obj *hcp.HCPCluster) {
 		kind.Created(obj)
 		if obj.Spec.DNS.BaseDomainPrefix == "" && obj.Name != "" {
-			obj.Spec.DNS.BaseDomainPrefix = derivedBaseDomainPrefix(obj.Name, prefixRoom(env))
+			obj.Spec.DNS.BaseDomainPrefix = clusterfacts.DerivedBaseDomainPrefix(obj.Name, clusterfacts.PrefixRoom(env))
 		}
 		if catalog != nil {
 			resolveVersion(obj, catalog)
@@ -67,7 +66,7 @@ func NewStrategy(typer runtime.ObjectTyper, catalog *versioncatalog.Catalog, ser
 		}
 	}
 	k.Validate = func(obj *hcp.HCPCluster) field.ErrorList {
-		return append(kind.Validate(obj), validatePrefixRoom(obj, env)...)
+		return append(kind.Validate(obj), clusterfacts.ValidatePrefixRoom(field.NewPath("spec", "dns", "baseDomainPrefix"), obj.Spec.DNS.BaseDomainPrefix, env)...)
 	}
 	if catalog != nil {
 		k.SpecUpdated = func(obj, old *hcp.HCPCluster) {
@@ -82,26 +81,21 @@ func NewStrategy(typer runtime.ObjectTyper, catalog *versioncatalog.Catalog, ser
 
 // setAddresses writes the addresses of a new cluster; HyperShift's report of the API's address, the same,
 // comes later.
-func setAddresses(obj *hcp.HCPCluster, service render.Options) {
-	name := render.HostedClusterNameOf(obj.Spec.DNS.BaseDomainPrefix, obj.Name)
-	a, err := render.AddressesOf(obj.Status.ClusterID, name, obj.Spec.Location, service)
+func setAddresses(obj *hcp.HCPCluster, service clusterfacts.Settings) {
+	name := clusterfacts.HostedClusterName(obj.Spec.DNS.BaseDomainPrefix, obj.Name)
+	a, err := clusterfacts.AddressesOf(obj.Status.ClusterID, name, obj.Spec.Location, service)
 	if err != nil {
-		return // the server checked its settings at start; a cluster without addresses gets them from its controller
+		return // a cluster without addresses gets them from its controller
 	}
 	obj.Status.API.URL, obj.Status.Console.URL, obj.Status.IssuerURL = a.API, a.Console, a.Issuer
 }
 
 // resolveVersion sets status.version.desired and VersionResolved, as the version controller does.
 func resolveVersion(obj *hcp.HCPCluster, catalog *versioncatalog.Catalog) {
-	r := catalog.ResolveCluster(obj.Spec.Version.ChannelGroup, obj.Spec.Version.ID, obj.Status.Version.Desired)
-	status := metav1.ConditionFalse
-	if r.Resolved {
-		status = metav1.ConditionTrue
-		obj.Status.Version.Desired = r.Desired
-	}
-	meta.SetStatusCondition(&obj.Status.Conditions, metav1.Condition{
-		Type: hcp.ConditionVersionResolved, Status: status, Reason: r.Reason, Message: r.Message, ObservedGeneration: obj.Generation,
-	})
+	r := clusterfacts.ResolveVersion(catalog, obj.Spec.Version.ChannelGroup, obj.Spec.Version.ID, obj.Status.Version.Desired)
+	obj.Status.Version.Desired = r.Desired
+	r.Condition.ObservedGeneration = obj.Generation
+	meta.SetStatusCondition(&obj.Status.Conditions, r.Condition)
 }
 
 // NewStatusStrategy returns the strategy for the /status subresource.

@@ -11,9 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
-	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/registrytest"
-	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
@@ -41,7 +40,7 @@ func TestCreateAcceptsAndStartsGeneration(t *testing.T) {
 // With the service's settings, a new cluster is stored with its addresses: ARM answers a create with them.
 func TestCreateWritesTheAddresses(t *testing.T) {
 	c := validCluster(t)
-	NewStrategy(registrytest.Scheme, nil, &render.Options{}).PrepareForCreate(context.Background(), c)
+	NewStrategy(registrytest.Scheme, nil, &clusterfacts.Settings{}).PrepareForCreate(context.Background(), c)
 	prefix := c.Spec.DNS.BaseDomainPrefix
 	if !strings.HasPrefix(c.Status.API.URL, "https://api."+prefix+".") || !strings.HasSuffix(c.Status.API.URL, "."+c.Spec.Location+".hcp.aro.example:443") {
 		t.Errorf("status.api.url %q, want https://api.%s.<shard>.%s.hcp.aro.example:443", c.Status.API.URL, prefix, c.Spec.Location)
@@ -175,7 +174,7 @@ func TestCreateDerivesTheDNSPrefix(t *testing.T) {
 	} {
 		c := validCluster(t)
 		c.Name, c.Spec.DNS.BaseDomainPrefix = tc.name, ""
-		s := NewStrategy(registrytest.Scheme, nil, &render.Options{Environment: tc.env})
+		s := NewStrategy(registrytest.Scheme, nil, &clusterfacts.Settings{Environment: tc.env})
 		s.PrepareForCreate(context.Background(), c)
 		prefix := c.Spec.DNS.BaseDomainPrefix
 		if tc.want != "" && prefix != tc.want {
@@ -184,7 +183,7 @@ func TestCreateDerivesTheDNSPrefix(t *testing.T) {
 		if errs := s.Validate(context.Background(), c); len(errs) > 0 {
 			t.Errorf("%s in %s: the derived prefix %q is refused: %v", tc.name, tc.env, prefix, errs)
 		}
-		if cp := render.ControlPlaneNamespace(tc.env, &v1alpha1.HCPCluster{Spec: v1alpha1.HCPClusterSpec{DNS: v1alpha1.DNSProfile{BaseDomainPrefix: prefix}}, Status: v1alpha1.HCPClusterStatus{ClusterID: c.Status.ClusterID}}); len(cp) > 63 {
+		if cp := clusterfacts.ControlPlaneNamespace(tc.env, c.Status.ClusterID, prefix); len(cp) > 63 {
 			t.Errorf("%s in %s: control plane namespace %q is longer than a DNS label", tc.name, tc.env, cp)
 		}
 		again := validCluster(t)
@@ -197,7 +196,7 @@ func TestCreateDerivesTheDNSPrefix(t *testing.T) {
 	// A prefix the caller chose that does not fit the environment is refused at the create, not by HyperShift.
 	c := validCluster(t)
 	c.Spec.DNS.BaseDomainPrefix = "fifteen-letters"
-	s := NewStrategy(registrytest.Scheme, nil, &render.Options{Environment: "production-east"})
+	s := NewStrategy(registrytest.Scheme, nil, &clusterfacts.Settings{Environment: "production-east"})
 	s.PrepareForCreate(context.Background(), c)
 	errs := s.Validate(context.Background(), c)
 	if len(errs) != 1 || errs[0].Field != "spec.dns.baseDomainPrefix" {
