@@ -22,6 +22,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/conditions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions/hcp/v1alpha1"
@@ -291,5 +292,5 @@ func fail(c *v1alpha1.BreakglassCredential, reason, message string) {
 }
 
 func setIssued(c *v1alpha1.BreakglassCredential, status metav1.ConditionStatus, reason, message string) {
-	bundle.SetCondition(&c.Status.Conditions, c.Generation, v1alpha1.ConditionIssued, status, reason, message)
+	conditions.Set(&c.Status.Conditions, c.Generation, v1alpha1.ConditionIssued, status, reason, message)
 }

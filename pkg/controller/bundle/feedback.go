@@ -85,26 +85,6 @@ func Outcome(report source.BundleStatus, reported bool, generation int64, consum
 	}
 }
 
-// SetCondition sets a condition of an object at generation. Statuses and messages come from the agent's
-// feedback, outside input: a condition the API refuses would stop every later status write of the
-// object, so a status that is none becomes Unknown and a long message is cut.
-func SetCondition(conditions *[]metav1.Condition, generation int64, conditionType string, status metav1.ConditionStatus, reason, message string) {
-	switch status {
-	case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
-	default:
-		status = metav1.ConditionUnknown
-	}
-	if len(message) > maxConditionMessage {
-		message = strings.ToValidUTF8(message[:maxConditionMessage-len(" ...")], "") + " ..."
-	}
-	meta.SetStatusCondition(conditions, metav1.Condition{
-		Type: conditionType, Status: status, Reason: reason, Message: message, ObservedGeneration: generation,
-	})
-}
-
-// maxConditionMessage is the longest condition message the API accepts, in bytes.
-const maxConditionMessage = 32768
-
 // Progress moves an object's provisioning state on after a report: Succeeded once it is done as desired,
 // Provisioning once it is no longer just Accepted. A Deleting object stays Deleting.
 func Progress(state *v1alpha1.ProvisioningState, done bool) {

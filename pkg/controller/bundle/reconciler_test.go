@@ -16,6 +16,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/conditions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/controllertest"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
@@ -50,7 +51,7 @@ func (a *configMapAdapter) Plan(c *v1alpha1.HCPCluster, consumer string) (bundle
 		},
 		Report: func(c *v1alpha1.HCPCluster, report source.BundleStatus, reported bool) time.Duration {
 			d := bundle.Outcome(report, reported, c.Generation, consumer, "the ConfigMap")
-			bundle.SetCondition(&c.Status.Conditions, c.Generation, v1alpha1.ConditionDelivered, d.Status, d.Reason, d.Message)
+			conditions.Set(&c.Status.Conditions, c.Generation, v1alpha1.ConditionDelivered, d.Status, d.Reason, d.Message)
 			if d.Reason == "Applied" {
 				c.Status.ObservedGeneration = report.Generation
 			}

@@ -1,4 +1,5 @@
-// Package clusterstatus is how the HCPCluster controllers write the cluster's status.
+// Package clusterstatus is how the HCPCluster controllers write the cluster's status: placement and version
+// resolution write it without depending on delivery.
 package clusterstatus
 
 import (
@@ -8,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
-	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/conditions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 )
 
@@ -25,5 +26,5 @@ func Update(ctx context.Context, client versioned.Interface, fieldManager string
 
 // SetCondition sets a condition of cluster for its current generation.
 func SetCondition(cluster *v1alpha1.HCPCluster, conditionType string, status metav1.ConditionStatus, reason, message string) {
-	bundle.SetCondition(&cluster.Status.Conditions, cluster.Generation, conditionType, status, reason, message)
+	conditions.Set(&cluster.Status.Conditions, cluster.Generation, conditionType, status, reason, message)
 }

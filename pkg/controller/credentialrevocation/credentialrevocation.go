@@ -16,6 +16,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/conditions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions/hcp/v1alpha1"
@@ -116,5 +117,5 @@ func progress(c *v1alpha1.HCPCluster, report source.BundleStatus, reported bool,
 // setRevoking sets RevokingCredentials. While True its message changes but its transition time, which
 // names the request, does not.
 func setRevoking(c *v1alpha1.HCPCluster, status metav1.ConditionStatus, reason, message string) {
-	bundle.SetCondition(&c.Status.Conditions, c.Generation, v1alpha1.ConditionRevokingCredentials, status, reason, message)
+	conditions.Set(&c.Status.Conditions, c.Generation, v1alpha1.ConditionRevokingCredentials, status, reason, message)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/conditions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
 	"github.com/aro-hcp/hcp-apiserver/pkg/render"
@@ -16,7 +17,7 @@ import (
 
 // setCondition sets a condition of np for its current generation.
 func setCondition(np *v1alpha1.NodePool, conditionType string, status metav1.ConditionStatus, reason, message string) {
-	bundle.SetCondition(&np.Status.Conditions, np.Generation, conditionType, status, reason, message)
+	conditions.Set(&np.Status.Conditions, np.Generation, conditionType, status, reason, message)
 }
 
 // reasonReported is the reason of Ready once HyperShift reported the pool's nodes ready: from then on
