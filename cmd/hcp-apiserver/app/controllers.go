@@ -3,9 +3,11 @@ package app
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -38,6 +40,13 @@ type ControllerOptions struct {
 	Environment string
 	// PullSecretFile holds the .dockerconfigjson delivered with every cluster.
 	PullSecretFile string
+	// DNSZone is the zone the clusters' domains are made in.
+	DNSZone string
+	// OIDCIssuerBaseURL is where the clusters' OIDC issuers are published.
+	OIDCIssuerBaseURL string
+	// ManagedIdentitiesKeyVault and ManagedIdentitiesTenantID name the management clusters' Key Vault of
+	// the clusters' managed identity certificates, and its tenant.
+	ManagedIdentitiesKeyVault, ManagedIdentitiesTenantID string
 	// CreateDeadline is how long a cluster may take to become Succeeded before it is Failed.
 	CreateDeadline time.Duration
 	// BreakglassIssueTimeout is how long a break-glass credential may wait for its certificate.
@@ -53,6 +62,14 @@ func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 		"The name of this service instance; a cluster's namespace on its management cluster is ocm-<environment>-<clusterID>.")
 	fs.StringVar(&c.PullSecretFile, "pull-secret-file", c.PullSecretFile,
 		"A .dockerconfigjson file delivered as every cluster's pull secret (default: one that pulls nothing).")
+	fs.StringVar(&c.DNSZone, "dns-zone", c.DNSZone,
+		"The DNS zone the clusters' domains are made in: <DNS prefix>.<shard>.<location>.<zone>. Default "+render.DefaultDNSZone+", under .example.")
+	fs.StringVar(&c.OIDCIssuerBaseURL, "oidc-issuer-base-url", c.OIDCIssuerBaseURL,
+		"The https URL the clusters' OIDC issuers are published under, one path per cluster ID. Default https://oidc.<dns-zone>.")
+	fs.StringVar(&c.ManagedIdentitiesKeyVault, "managed-identities-key-vault", c.ManagedIdentitiesKeyVault,
+		"The Azure Key Vault of the management clusters that holds the certificates of the clusters' managed identities. Default "+render.DefaultManagedIdentitiesKeyVault+".")
+	fs.StringVar(&c.ManagedIdentitiesTenantID, "managed-identities-tenant-id", c.ManagedIdentitiesTenantID,
+		"The Entra tenant of --managed-identities-key-vault. Default: each cluster's own tenant.")
 	fs.DurationVar(&c.CreateDeadline, "cluster-create-deadline", c.CreateDeadline,
 		"How long a new cluster may take to become available before its provisioningState is Failed.")
 	fs.DurationVar(&c.BreakglassIssueTimeout, "breakglass-issue-timeout", c.BreakglassIssueTimeout,
@@ -67,6 +84,17 @@ func (c *ControllerOptions) Validate() []error {
 	var errs []error
 	for _, msg := range validation.IsDNS1123Label(c.Environment) {
 		errs = append(errs, fmt.Errorf("--environment %q: %s", c.Environment, msg))
+	}
+	if c.DNSZone != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(c.DNSZone) {
+			errs = append(errs, fmt.Errorf("--dns-zone %q: %s", c.DNSZone, msg))
+		}
+	}
+	if u, err := url.Parse(c.OIDCIssuerBaseURL); c.OIDCIssuerBaseURL != "" && (err != nil || u.Scheme != "https" || u.Host == "") {
+		errs = append(errs, fmt.Errorf("--oidc-issuer-base-url %q must be an https URL", c.OIDCIssuerBaseURL))
+	}
+	if id := c.ManagedIdentitiesTenantID; id != "" && uuid.Validate(id) != nil {
+		errs = append(errs, fmt.Errorf("--managed-identities-tenant-id %q must be a UUID", id))
 	}
 	if c.CreateDeadline <= 0 {
 		errs = append(errs, fmt.Errorf("--cluster-create-deadline must be positive"))
@@ -121,7 +149,8 @@ func dropManagedFields(obj any) (any, error) {
 
 // serviceOptions are the service's settings that rendering and a new cluster's addresses follow from.
 func (o *ControllerOptions) serviceOptions() render.Options {
-	return render.Options{Environment: o.Environment}
+	return render.Options{Environment: o.Environment, DNSZone: o.DNSZone, OIDCIssuerBaseURL: o.OIDCIssuerBaseURL,
+		ManagedIdentitiesKeyVault: o.ManagedIdentitiesKeyVault, ManagedIdentitiesTenantID: o.ManagedIdentitiesTenantID}
 }
 
 // start runs the cluster controllers on the server's loopback client until ctx ends, on the server's
