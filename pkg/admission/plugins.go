@@ -1,7 +1,10 @@
-// Package admission lists the service's admission plugins: the rules that need
+// Package admission lists the service's admission plugins: the policies that read
 // other objects, the version catalog or the caller, as opposed to validation,
 // which looks at one object alone. Each plugin lives in a folder of its own,
-// decides and never acts, and names itself in every refusal.
+// decides and never acts, and names itself in every refusal. A plugin only reads:
+// a rule that must hold while requests race (a uniqueness, a count over several
+// objects) is the storage's, kept with claims and locks in etcd (pkg/registry/claims),
+// and listed with its race test in the README's Admission section.
 package admission
 
 import (

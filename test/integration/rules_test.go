@@ -79,28 +79,61 @@ func tally(t *testing.T, errs []error, want int, refused func(error) bool, messa
 	}
 }
 
-func TestRacingClustersGetOneSubnet(t *testing.T) {
-	for name, clients := range servers(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx, ns := context.Background(), namespace(t)
-			subnet := fixtures.HCPCluster(ns, "x").Spec.Platform.SubnetID + "-" + ns
-			errs := race(clients, func(i int, c versioned.Interface) error {
-				cluster := fixtures.HCPCluster(ns, fmt.Sprintf("c%d", i))
-				cluster.Spec.Platform.SubnetID = subnet
-				if i%2 == 1 {
-					cluster.Spec.Platform.SubnetID = strings.ToUpper(subnet) // Azure IDs ignore case
+// Each piece of Azure infrastructure a cluster uses alone is claimed by one of racing creates; the others
+// use their own of the two other kinds, so that only the one raced for is shared.
+func TestRacingClustersGetOneOfEachInfrastructure(t *testing.T) {
+	clients := servers(t)
+	for _, tc := range []struct {
+		name, field, rule string
+		share             func(c *v1alpha1.HCPCluster, shared string, i int)
+	}{
+		{name: "subnet", field: "spec.platform.subnetID", rule: "a subnet can serve one cluster only",
+			share: func(c *v1alpha1.HCPCluster, shared string, i int) { c.Spec.Platform.SubnetID = caseOf(shared, i) }},
+		{name: "network security group", field: "spec.platform.networkSecurityGroupID", rule: "a network security group can serve one cluster only",
+			share: func(c *v1alpha1.HCPCluster, shared string, i int) {
+				c.Spec.Platform.NetworkSecurityGroupID = caseOf(shared, i)
+			}},
+		{name: "managed resource group", field: "spec.platform.managedResourceGroup", rule: "a managed resource group can serve one cluster only",
+			share: func(c *v1alpha1.HCPCluster, shared string, i int) {
+				c.Spec.Platform.ManagedResourceGroup = caseOf(shared, i)
+			}},
+	} {
+		for name, replicas := range clients {
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				ctx, ns := context.Background(), namespace(t)
+				base := fixtures.HCPCluster(ns, "x")
+				shared := map[string]string{
+					"subnet":                 base.Spec.Platform.SubnetID + "-" + ns,
+					"network security group": base.Spec.Platform.NetworkSecurityGroupID + "-" + ns,
+					"managed resource group": "mrg-" + ns,
+				}[tc.name]
+				errs := race(replicas, func(i int, c versioned.Interface) error {
+					cluster := fixtures.HCPCluster(ns, fmt.Sprintf("c%d", i))
+					// Each racer's own infrastructure, then the piece they all race for.
+					cluster.Spec.Platform.SubnetID = fmt.Sprintf("%s-%s-%d", base.Spec.Platform.SubnetID, ns, i)
+					cluster.Spec.Platform.NetworkSecurityGroupID = fmt.Sprintf("%s-%s-%d", base.Spec.Platform.NetworkSecurityGroupID, ns, i)
+					cluster.Spec.Platform.ManagedResourceGroup = fmt.Sprintf("mrg-%s-%d", ns, i)
+					tc.share(cluster, shared, i)
+					_, err := c.HcpV1alpha1().HCPClusters(ns).Create(ctx, cluster, metav1.CreateOptions{})
+					return err
+				})
+				tally(t, errs, 1, apierrors.IsInvalid, tc.field)
+				for _, err := range errs {
+					if err != nil && !strings.Contains(err.Error(), tc.rule) {
+						t.Errorf("refusal %q does not say why", err)
+					}
 				}
-				_, err := c.HcpV1alpha1().HCPClusters(ns).Create(ctx, cluster, metav1.CreateOptions{})
-				return err
 			})
-			tally(t, errs, 1, apierrors.IsInvalid, "spec.platform.subnetID")
-			for _, err := range errs {
-				if err != nil && !strings.Contains(err.Error(), "a subnet can serve one cluster only") {
-					t.Errorf("refusal %q does not say why", err)
-				}
-			}
-		})
+		}
 	}
+}
+
+// caseOf spells every other racer's value in upper case: Azure IDs and names ignore case.
+func caseOf(value string, i int) string {
+	if i%2 == 1 {
+		return strings.ToUpper(value)
+	}
+	return value
 }
 
 func TestRacingManagementClustersGetOneConsumerName(t *testing.T) {
