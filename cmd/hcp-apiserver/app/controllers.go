@@ -25,7 +25,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/managementcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/nodepool"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
-	"github.com/aro-hcp/hcp-apiserver/pkg/controller/version"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/versionresolution"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
@@ -181,7 +181,7 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	term, hcp := newTermInformers(ctx), shared.Hcp().V1alpha1()
 	clusterInformer, poolInformer, credentialInformer := lend(term, hcp.HCPClusters()), lend(term, hcp.NodePools()), lend(term, hcp.BreakglassCredentials())
 	mcInformer, operationInformer, subscriptionInformer := lend(term, hcp.ManagementClusters()), lend(term, hcp.ARMOperations()), lend(term, hcp.ARMSubscriptions())
-	versions, err := version.New(client, clusterInformer, catalog)
+	versions, err := versionresolution.New(client, clusterInformer, catalog)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
-	"github.com/aro-hcp/hcp-apiserver/pkg/controller/version"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/versionresolution"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions/hcp/v1alpha1"
 	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
@@ -90,7 +90,7 @@ func (a *adapter) Plan(cluster *v1alpha1.HCPCluster, consumer string) (bundle.Pl
 	if resolved == nil || resolved.Status != metav1.ConditionTrue || resolved.ObservedGeneration != cluster.Generation {
 		return plan, nil
 	}
-	image, ok := version.ReleaseImage(cluster, a.catalog)
+	image, ok := versionresolution.ReleaseImage(cluster, a.catalog)
 	if !ok {
 		return plan, nil
 	}

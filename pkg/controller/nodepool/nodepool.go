@@ -20,7 +20,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
-	"github.com/aro-hcp/hcp-apiserver/pkg/controller/version"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/versionresolution"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions/hcp/v1alpha1"
 	listers "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
@@ -148,7 +148,7 @@ func clusterDelivered(cluster *v1alpha1.HCPCluster) bool {
 // names none.
 func (a *adapter) release(cluster *v1alpha1.HCPCluster, np *v1alpha1.NodePool) (image, v string, ok bool) {
 	if np.Spec.Version.ID == "" {
-		image, ok = version.ReleaseImage(cluster, a.catalog)
+		image, ok = versionresolution.ReleaseImage(cluster, a.catalog)
 		return image, cluster.Status.Version.Desired, ok
 	}
 	// Admission found the version in the pool's channel group, which defaults to stable when a version is set.

@@ -1,6 +1,6 @@
-// Package version resolves the version an HCPCluster asks for (MAJOR.MINOR in a channel group) to a full
+// Package versionresolution resolves the version an HCPCluster asks for (MAJOR.MINOR in a channel group) to a full
 // release of the version catalog, recorded as status.version.desired with the condition VersionResolved.
-package version
+package versionresolution
 
 import (
 	"context"
