@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/leaderterm"
+
 	"github.com/google/uuid"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -154,7 +156,7 @@ func (o *ControllerOptions) serviceOptions() render.Options {
 }
 
 // start runs the cluster controllers on the server's loopback client until ctx ends, on the server's
-// shared informers (see termInformers); informers that only the controllers read start with them and run
+// shared informers (see pkg/controller/leaderterm); informers that only the controllers read start with them and run
 // until serverDone. src is nil when Maestro is off.
 func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, shared informers.SharedInformerFactory,
 	serverDone <-chan struct{}, catalog *versioncatalog.Catalog, src *source.Source) error {
@@ -178,9 +180,9 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 			return fmt.Errorf("--pull-secret-file: %w", err)
 		}
 	}
-	term, hcp := newTermInformers(ctx), shared.Hcp().V1alpha1()
-	clusterInformer, poolInformer, credentialInformer := lend(term, hcp.HCPClusters()), lend(term, hcp.NodePools()), lend(term, hcp.BreakglassCredentials())
-	mcInformer, operationInformer, subscriptionInformer := lend(term, hcp.ManagementClusters()), lend(term, hcp.ARMOperations()), lend(term, hcp.ARMSubscriptions())
+	term, hcp := leaderterm.New(ctx), shared.Hcp().V1alpha1()
+	clusterInformer, poolInformer, credentialInformer := leaderterm.Lend(term, hcp.HCPClusters()), leaderterm.Lend(term, hcp.NodePools()), leaderterm.Lend(term, hcp.BreakglassCredentials())
+	mcInformer, operationInformer, subscriptionInformer := leaderterm.Lend(term, hcp.ManagementClusters()), leaderterm.Lend(term, hcp.ARMOperations()), leaderterm.Lend(term, hcp.ARMSubscriptions())
 	versions, err := versionresolution.New(client, clusterInformer, catalog)
 	if err != nil {
 		return err

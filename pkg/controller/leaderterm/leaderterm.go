@@ -1,4 +1,6 @@
-package app
+// Package leaderterm lends the server's shared informers to the controllers of one leadership term, and
+// takes back what those controllers added when the term ends.
+package leaderterm
 
 import (
 	"context"
@@ -8,14 +10,14 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// termInformers lend the server's shared informers (those the admission plugins read) to the controllers
+// Informers lend the server's shared informers (those the admission plugins read) to the controllers
 // of one leadership term: the controllers and the plugins then hold one copy of each object and one
 // watch per resource between them, not two. What a term's controllers add to the informers goes when
 // the term ends: their event handlers are removed, so that a later term's controllers are the only ones
 // called. Their indexers stay, as an informer cannot drop one; a later term adding an index of the same
 // name finds it there and keeps it (every index is a pure function of the object, named for its
 // controller).
-type termInformers struct {
+type Informers struct {
 	mu            sync.Mutex
 	registrations []registration
 }
@@ -25,14 +27,14 @@ type registration struct {
 	handle   cache.ResourceEventHandlerRegistration
 }
 
-// newTermInformers returns the lender for the term that ctx spans.
-func newTermInformers(ctx context.Context) *termInformers {
-	t := &termInformers{}
+// New returns the lender for the term that ctx spans.
+func New(ctx context.Context) *Informers {
+	t := &Informers{}
 	context.AfterFunc(ctx, t.end)
 	return t
 }
 
-func (t *termInformers) end() {
+func (t *Informers) end() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, r := range t.registrations {
@@ -41,7 +43,7 @@ func (t *termInformers) end() {
 	t.registrations = nil
 }
 
-func (t *termInformers) remember(informer cache.SharedIndexInformer, handle cache.ResourceEventHandlerRegistration, err error) (cache.ResourceEventHandlerRegistration, error) {
+func (t *Informers) remember(informer cache.SharedIndexInformer, handle cache.ResourceEventHandlerRegistration, err error) (cache.ResourceEventHandlerRegistration, error) {
 	if err == nil {
 		t.mu.Lock()
 		t.registrations = append(t.registrations, registration{informer, handle})
@@ -50,27 +52,27 @@ func (t *termInformers) remember(informer cache.SharedIndexInformer, handle cach
 	return handle, err
 }
 
-// lend returns informer as the term's controllers see it, with the lister they read through.
-func lend[L any](t *termInformers, informer interface {
+// Lend returns informer as the term's controllers see it, with the lister they read through.
+func Lend[L any](t *Informers, informer interface {
 	Informer() cache.SharedIndexInformer
 	Lister() L
-}) lent[L] {
-	return lent[L]{informer: termInformer{SharedIndexInformer: informer.Informer(), term: t}, lister: informer.Lister()}
+}) Lent[L] {
+	return Lent[L]{informer: termInformer{SharedIndexInformer: informer.Informer(), term: t}, lister: informer.Lister()}
 }
 
-// lent is a generated informer (HCPClusterInformer and the like) for one term.
-type lent[L any] struct {
+// Lent is a generated informer (HCPClusterInformer and the like) for one term.
+type Lent[L any] struct {
 	informer cache.SharedIndexInformer
 	lister   L
 }
 
-func (l lent[L]) Informer() cache.SharedIndexInformer { return l.informer }
-func (l lent[L]) Lister() L                           { return l.lister }
+func (l Lent[L]) Informer() cache.SharedIndexInformer { return l.informer }
+func (l Lent[L]) Lister() L                           { return l.lister }
 
 // termInformer is a shared informer whose handlers the term removes when it ends.
 type termInformer struct {
 	cache.SharedIndexInformer
-	term *termInformers
+	term *Informers
 }
 
 func (i termInformer) AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {

@@ -1,4 +1,4 @@
-package app
+package leaderterm
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
+	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 )
 
@@ -19,7 +20,7 @@ import (
 // controllers are the only ones. The informers, and what the admission plugins read, go on.
 func TestTermInformersEndWithTheTerm(t *testing.T) {
 	client := fake.NewSimpleClientset(fixtures.HCPCluster("ns", "before"))
-	shared := newInformerFactory(client)
+	shared := informers.NewSharedInformerFactory(client, 0)
 	serverCtx, stopServer := context.WithCancel(t.Context())
 	defer stopServer()
 
@@ -32,8 +33,8 @@ func TestTermInformersEndWithTheTerm(t *testing.T) {
 	}
 
 	termCtx, endTerm := context.WithCancel(serverCtx)
-	first := newTermInformers(termCtx)
-	clusters := lend(first, shared.Hcp().V1alpha1().HCPClusters())
+	first := New(termCtx)
+	clusters := Lend(first, shared.Hcp().V1alpha1().HCPClusters())
 	if err := clusters.Informer().AddIndexers(index); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestTermInformersEndWithTheTerm(t *testing.T) {
 		return first.registrations == nil
 	})
 
-	clusters = lend(newTermInformers(serverCtx), shared.Hcp().V1alpha1().HCPClusters())
+	clusters = Lend(New(serverCtx), shared.Hcp().V1alpha1().HCPClusters())
 	if err := clusters.Informer().AddIndexers(index); err != nil {
 		t.Fatalf("the next term adding the same index: %v", err)
 	}
