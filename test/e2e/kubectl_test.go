@@ -173,7 +173,7 @@ func TestKubectl(t *testing.T) {
 				name:     "replicas and autoScaling together",
 				manifest: replicasAndAutoScalingPool,
 				get:      []string{"np", "dev-cluster.both"},
-				want:     []string{`The NodePool "dev-cluster.both" is invalid: `, "spec.autoScaling", "spec.replicas"},
+				want:     []string{`The NodePool "dev-cluster.both" is invalid: `, "spec.replicas: Invalid value: 2: must be equal to 0"},
 			},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
