@@ -26,7 +26,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
-	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/generic"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/armoperation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/armsubscription"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/breakglasscredential"

@@ -4,7 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
-	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/generic"
 )
 
 // tableConvertor prints NAME REQUEST STATE TARGET ERROR AGE, and with -o wide also RESOURCE-ID, ENDED and

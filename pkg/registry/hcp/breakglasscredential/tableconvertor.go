@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
-	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/generic"
 )
 
 // tableConvertor prints NAME CLUSTER PHASE EXPIRES AGE, and with -o wide also the user the

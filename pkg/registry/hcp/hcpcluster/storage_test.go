@@ -10,7 +10,7 @@ import (
 	genericregistrytest "k8s.io/apiserver/pkg/registry/generic/testing"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
-	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/generic"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/registrytest"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 )

@@ -10,7 +10,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
-	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/generic"
 )
 
 // uniqueConsumerName keeps one management cluster per Maestro consumer: two would receive each

@@ -18,7 +18,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
-	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/generic"
 )
 
 // ScaleREST serves nodepools/scale: spec.replicas of a pool as an autoscaling/v1 Scale, for kubectl scale

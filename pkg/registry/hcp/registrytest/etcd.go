@@ -15,7 +15,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/install"
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
-	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/generic"
 )
 
 // Scheme holds the API's types for the tests' conversions and codecs.

@@ -1,4 +1,4 @@
-package hcp
+package generic
 
 import (
 	"context"
