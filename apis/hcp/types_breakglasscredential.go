@@ -4,6 +4,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// BreakglassUserPrefix and BreakglassGroup make the subject HyperShift's customer-break-glass signer signs,
+// CN=<prefix><user>, O=<group>, and the only one a certificate request may ask for: the credential is
+// cluster-admin of the hosted cluster.
+const (
+	BreakglassUserPrefix = "system:customer-break-glass:"
+	BreakglassGroup      = "system:masters"
+)
+
 // BreakglassCredentialPhase is the life stage of a break-glass credential.
 type BreakglassCredentialPhase string
 

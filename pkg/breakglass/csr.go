@@ -10,13 +10,15 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 )
 
 const (
 	// UserPrefix and Group make the subject HyperShift's customer-break-glass signer signs, and the only
-	// one hcp-apiserver accepts.
-	UserPrefix = "system:customer-break-glass:"
-	Group      = "system:masters"
+	// one hcp-apiserver accepts: the API's own constants.
+	UserPrefix = hcp.BreakglassUserPrefix
+	Group      = hcp.BreakglassGroup
 )
 
 // NewKeyAndCSR makes an ECDSA P-256 key and a certificate request for user signed with it, both PEM

@@ -21,10 +21,8 @@ import (
 )
 
 const (
-	// breakGlassUserPrefix is the CN prefix HyperShift's customer-break-glass signer requires.
-	breakGlassUserPrefix = "system:customer-break-glass:"
-	// breakGlassGroup is the only organization ARO HCP signs: the credential is cluster-admin.
-	breakGlassGroup = "system:masters"
+	breakGlassUserPrefix = hcp.BreakglassUserPrefix
+	breakGlassGroup      = hcp.BreakglassGroup
 
 	minExpirationSeconds = 10 * 60
 	maxExpirationSeconds = 24 * 60 * 60
