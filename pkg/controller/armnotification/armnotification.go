@@ -65,9 +65,10 @@ func New(client versioned.Interface, operations informers.ARMOperationInformer, 
 	return c, nil
 }
 
-// Run sends notifications until ctx ends.
+// Run sends notifications until ctx ends. A stop before the informer has synced is quiet, as the other
+// controllers' is: a server stopped while starting has nothing to report.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	if !cache.WaitForNamedCacheSync(Name, ctx.Done(), c.synced) {
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
 		return
 	}
 	c.queue.Run(ctx, workers)
