@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/validation"
+	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-)
 
-// baseDomainPrefixMaxLength is the API's limit on spec.dns.baseDomainPrefix, as ARO HCP's.
-const baseDomainPrefixMaxLength = 15
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/validation"
+)
 
 // clusterIDLength is the length of the UUID a new cluster is given as its ID.
 const clusterIDLength = 36
@@ -23,8 +22,8 @@ const prefixHashLength = 4
 // HostedCluster, and HyperShift runs its control plane in the namespace ocm-<env>-<clusterID>-<prefix>,
 // which has to be a DNS label.
 func PrefixRoom(env string) int {
-	room := validation.DNS1123LabelMaxLength - len(Namespace(env, "")) - clusterIDLength - 1
-	return min(room, baseDomainPrefixMaxLength)
+	room := k8svalidation.DNS1123LabelMaxLength - len(Namespace(env, "")) - clusterIDLength - 1
+	return min(room, validation.BaseDomainPrefixMaxLength)
 }
 
 // DerivedBaseDomainPrefix is the DNS prefix of a cluster created without one, as the service derives it:
@@ -49,7 +48,7 @@ func DerivedBaseDomainPrefix(name string, room int) string {
 // validation's error, not this one.
 func ValidatePrefixRoom(fldPath *field.Path, prefix, env string) field.ErrorList {
 	room := PrefixRoom(env)
-	if len(prefix) > room && len(prefix) <= baseDomainPrefixMaxLength {
+	if len(prefix) > room && len(prefix) <= validation.BaseDomainPrefixMaxLength {
 		return field.ErrorList{field.Invalid(fldPath, prefix,
 			fmt.Sprintf("must be at most %d characters in this service's environment (%s), whose control plane namespaces hold it", room, env))}
 	}

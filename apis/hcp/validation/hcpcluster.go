@@ -18,7 +18,8 @@ import (
 )
 
 const (
-	baseDomainPrefixMaxLength = 15
+	// BaseDomainPrefixMaxLength is ARO HCP's limit on spec.dns.baseDomainPrefix.
+	BaseDomainPrefixMaxLength = 15
 	hostPrefixMin             = 23
 	hostPrefixMax             = 26
 	maxAuthorizedCIDRs        = 500
@@ -128,8 +129,8 @@ func validateDNS(dns *hcp.DNSProfile, fldPath *field.Path) field.ErrorList {
 	switch {
 	case dns.BaseDomainPrefix == "":
 		return nil
-	case len(dns.BaseDomainPrefix) > baseDomainPrefixMaxLength:
-		return field.ErrorList{field.TooLong(p, dns.BaseDomainPrefix, baseDomainPrefixMaxLength)}
+	case len(dns.BaseDomainPrefix) > BaseDomainPrefixMaxLength:
+		return field.ErrorList{field.TooLong(p, dns.BaseDomainPrefix, BaseDomainPrefixMaxLength)}
 	case !baseDomainPrefixRegexp.MatchString(dns.BaseDomainPrefix):
 		return field.ErrorList{field.Invalid(p, dns.BaseDomainPrefix,
 			"must be lowercase letters, digits and '-', start with a letter and end with a letter or digit, such as mycluster")}

@@ -270,17 +270,22 @@ func exampleARMID(resourceType string) string {
 	return b.String()
 }
 
-// maxURLLength bounds a URL field, as browsers and proxies bound URLs.
-const maxURLLength = 2048
+// MaxURLLength bounds a URL field, as browsers and proxies bound URLs.
+const MaxURLLength = 2048
+
+// validateURL requires an absolute URL of at most MaxURLLength bytes, with a host and one of schemes;
+// detail says what is allowed.
+func validateURL(fldPath *field.Path, value, detail string, schemes ...string) field.ErrorList {
+	if len(value) > MaxURLLength {
+		return field.ErrorList{field.TooLong(fldPath, value, MaxURLLength)}
+	}
+	if u, err := url.Parse(value); err != nil || !slices.Contains(schemes, u.Scheme) || u.Host == "" {
+		return field.ErrorList{field.Invalid(fldPath, value, detail)}
+	}
+	return nil
+}
 
 // validateHTTPSURL requires an absolute https URL with a host.
 func validateHTTPSURL(fldPath *field.Path, value string) field.ErrorList {
-	if len(value) > maxURLLength {
-		return field.ErrorList{field.TooLong(fldPath, value, maxURLLength)}
-	}
-	u, err := url.Parse(value)
-	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return field.ErrorList{field.Invalid(fldPath, value, "must be an https URL, such as https://identity.example.com/subscriptions/...")}
-	}
-	return nil
+	return validateURL(fldPath, value, "must be an https URL, such as https://identity.example.com/subscriptions/...", "https")
 }

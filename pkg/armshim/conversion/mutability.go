@@ -45,10 +45,12 @@ func createOnlyEq[T any](a *applier, path *field.Path, req *T, cur *T, equal fun
 	}
 }
 
-// immutable is the error of a create-only field changed, in the words of apimachinery and of the ARO
-// HCP frontend.
+// immutableDetail is the detail of a create-only field changed, in the words of apimachinery and of the
+// ARO HCP frontend.
+const immutableDetail = "field is immutable"
+
 func immutable(path *field.Path) *field.Error {
-	return field.Forbidden(path, "field is immutable")
+	return field.Forbidden(path, immutableDetail)
 }
 
 // immutableParents are the objects the ARO HCP frontend compares whole on update besides each of their
@@ -62,7 +64,7 @@ func (a *applier) result() field.ErrorList {
 	var out field.ErrorList
 	reported := map[string]bool{}
 	for _, e := range a.errs {
-		if e.Type == field.ErrorTypeForbidden && e.Detail == "field is immutable" {
+		if e.Type == field.ErrorTypeForbidden && e.Detail == immutableDetail {
 			for _, prefix := range immutableParents {
 				if !strings.HasPrefix(e.Field, prefix) {
 					continue
@@ -72,7 +74,7 @@ func (a *applier) result() field.ErrorList {
 					parent := strings.Join(parts[:depth], ".")
 					if !reported[parent] {
 						reported[parent] = true
-						out = append(out, field.Forbidden(field.NewPath(parts[0], parts[1:depth]...), "field is immutable"))
+						out = append(out, immutable(field.NewPath(parts[0], parts[1:depth]...)))
 					}
 				}
 			}

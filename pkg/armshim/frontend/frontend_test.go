@@ -329,3 +329,22 @@ func TestWritesSeeTheSubscriptionStateJustStored(t *testing.T) {
 		t.Errorf("GET on a Suspended subscription: %d %s, want 200", rec.Code, rec.Body)
 	}
 }
+
+// An Azure-AsyncNotificationUri the service could not POST to is refused by the API's rule before
+// anything is written.
+func TestUnusableNotificationURIIsRefusedBeforeTheWrite(t *testing.T) {
+	for _, uri := range []string{"ftp://arm.example/notify", "/notify", "https://", "https://arm.example/" + strings.Repeat("x", 2048)} {
+		f, client := newTestFrontend(t, subscription(hcpv1alpha1.ARMSubscriptionRegistered))
+		rec := call(f, "PUT", testCluster+"?api-version="+testAPI, minimalClusterBody, headerAsyncNotificationURI, uri)
+		if e := cloudError(t, rec); rec.Code != http.StatusBadRequest || e.Code != CodeInvalidParameter || e.Target != headerAsyncNotificationURI {
+			t.Errorf("notification URI %.40q: %d %s, want 400 %s at %s", uri, rec.Code, rec.Body, CodeInvalidParameter, headerAsyncNotificationURI)
+		}
+		if clusters, err := client.HcpV1alpha1().HCPClusters("").List(t.Context(), metav1.ListOptions{}); err != nil || len(clusters.Items) != 0 {
+			t.Errorf("notification URI %.40q: clusters %v (%v) written, want none", uri, clusters, err)
+		}
+	}
+	f, _ := newTestFrontend(t, subscription(hcpv1alpha1.ARMSubscriptionRegistered))
+	if rec := call(f, "PUT", testCluster+"?api-version="+testAPI, minimalClusterBody, headerAsyncNotificationURI, "https://arm.example/notify"); rec.Code != http.StatusCreated {
+		t.Errorf("an https notification URI: %d %s, want 201", rec.Code, rec.Body)
+	}
+}

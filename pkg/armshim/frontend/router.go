@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/validation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/conversion"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
 	"github.com/aro-hcp/hcp-apiserver/pkg/jsonlimit"
@@ -359,18 +361,12 @@ func referer(r *http.Request) *url.URL {
 	return &url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawQuery: r.URL.RawQuery}
 }
 
-// checkNotificationURI refuses an Azure-AsyncNotificationUri the service could not POST to, before
-// anything is written: the operation that keeps it is made after the resource's write.
+// checkNotificationURI refuses, by the API's rule, an Azure-AsyncNotificationUri the service could not
+// POST to, before anything is written: the operation that keeps it is made after the resource's write.
 func checkNotificationURI(uri string) error {
-	if uri == "" {
+	if uri == "" || len(validation.ValidateNotificationURI(field.NewPath("spec", "notificationURI"), uri)) == 0 {
 		return nil
 	}
-	if u, err := url.Parse(uri); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(uri) > maxNotificationURILength {
-		return newCloudError(http.StatusBadRequest, CodeInvalidParameter, headerAsyncNotificationURI,
-			"The %s header must be an absolute https URL of at most %d characters.", headerAsyncNotificationURI, maxNotificationURILength)
-	}
-	return nil
+	return newCloudError(http.StatusBadRequest, CodeInvalidParameter, headerAsyncNotificationURI,
+		"The %s header must be an absolute https URL of at most %d characters.", headerAsyncNotificationURI, validation.MaxURLLength)
 }
-
-// maxNotificationURILength is the API's limit on an operation's notification URI.
-const maxNotificationURILength = 2048
