@@ -30,6 +30,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
 		&HCPCluster{}, &HCPClusterList{},
 		&NodePool{}, &NodePoolList{},
+		&ExternalAuth{}, &ExternalAuthList{},
 		&BreakglassCredential{}, &BreakglassCredentialList{}, &CredentialRevocation{},
 		&ManagementCluster{}, &ManagementClusterList{},
 		&ARMSubscription{}, &ARMSubscriptionList{},

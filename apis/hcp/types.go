@@ -11,6 +11,9 @@ const (
 	ProvisioningStateSucceeded    ProvisioningState = "Succeeded"
 	ProvisioningStateFailed       ProvisioningState = "Failed"
 	ProvisioningStateCanceled     ProvisioningState = "Canceled"
+	// ProvisioningStateAwaitingSecret is an ExternalAuth's: delivered, and waiting for the secret of a
+	// confidential client in the hosted cluster.
+	ProvisioningStateAwaitingSecret ProvisioningState = "AwaitingSecret"
 )
 
 // Condition types of an HCPCluster.

@@ -14,6 +14,7 @@ var (
 	HCPClusterSelectableFields           = []string{"status.managementCluster", "status.provisioningState"}
 	NodePoolSelectableFields             = []string{"spec.clusterName"}
 	BreakglassCredentialSelectableFields = []string{"spec.clusterName"}
+	ExternalAuthSelectableFields         = []string{"spec.clusterName"}
 	ARMOperationSelectableFields         = []string{"status.state"}
 )
 
@@ -22,6 +23,7 @@ func addFieldLabelConversionFuncs(scheme *runtime.Scheme) error {
 		"HCPCluster":           HCPClusterSelectableFields,
 		"NodePool":             NodePoolSelectableFields,
 		"BreakglassCredential": BreakglassCredentialSelectableFields,
+		"ExternalAuth":         ExternalAuthSelectableFields,
 		"ManagementCluster":    nil,
 		"ARMSubscription":      nil,
 		"ARMOperation":         ARMOperationSelectableFields,

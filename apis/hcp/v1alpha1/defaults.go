@@ -66,6 +66,15 @@ func SetDefaults_NodePoolSpec(spec *NodePoolSpec) {
 	setDefault(&spec.UpgradeType, DefaultUpgradeType)
 }
 
+// SetDefaults_ExternalAuthSpec fills what ARM fills when a request leaves it out: the type of a claim
+// validation rule, and the username prefix policy (None: the platform's choice).
+func SetDefaults_ExternalAuthSpec(spec *ExternalAuthSpec) {
+	for i := range spec.Claim.ValidationRules {
+		setDefault(&spec.Claim.ValidationRules[i].Type, TokenValidationRuleRequiredClaim)
+	}
+	setDefault(&spec.Claim.Mappings.Username.PrefixPolicy, UsernamePrefixPolicyNone)
+}
+
 // SetDefaults_BreakglassCredentialSpec gives a credential the longest allowed life unless asked otherwise.
 func SetDefaults_BreakglassCredentialSpec(spec *BreakglassCredentialSpec) {
 	if spec.ExpirationSeconds == nil {
@@ -80,7 +89,7 @@ func SetDefaults_ManagementClusterSpec(spec *ManagementClusterSpec) {
 	}
 }
 
-func setDefault(field *string, value string) {
+func setDefault[T ~string](field *T, value T) {
 	if *field == "" {
 		*field = value
 	}

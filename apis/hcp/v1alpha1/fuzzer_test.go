@@ -30,6 +30,7 @@ func hcpFuzzerFuncs(runtimeserializer.CodecFactory) []any {
 	return []any{
 		func(o *hcp.HCPCluster, c randfill.Continue) { c.FillNoCustom(o); defaulted(o) },
 		func(o *hcp.NodePool, c randfill.Continue) { c.FillNoCustom(o); defaulted(o) },
+		func(o *hcp.ExternalAuth, c randfill.Continue) { c.FillNoCustom(o); defaulted(o) },
 		func(o *hcp.BreakglassCredential, c randfill.Continue) { c.FillNoCustom(o); defaulted(o) },
 		func(o *hcp.ManagementCluster, c randfill.Continue) { c.FillNoCustom(o); defaulted(o) },
 		func(o *hcp.ARMSubscription, c randfill.Continue) { c.FillNoCustom(o); defaulted(o) },

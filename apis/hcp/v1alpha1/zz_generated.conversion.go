@@ -316,6 +316,86 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*ExternalAuth)(nil), (*hcp.ExternalAuth)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ExternalAuth_To_hcp_ExternalAuth(a.(*ExternalAuth), b.(*hcp.ExternalAuth), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ExternalAuth)(nil), (*ExternalAuth)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ExternalAuth_To_v1alpha1_ExternalAuth(a.(*hcp.ExternalAuth), b.(*ExternalAuth), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ExternalAuthClaim)(nil), (*hcp.ExternalAuthClaim)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ExternalAuthClaim_To_hcp_ExternalAuthClaim(a.(*ExternalAuthClaim), b.(*hcp.ExternalAuthClaim), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ExternalAuthClaim)(nil), (*ExternalAuthClaim)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ExternalAuthClaim_To_v1alpha1_ExternalAuthClaim(a.(*hcp.ExternalAuthClaim), b.(*ExternalAuthClaim), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ExternalAuthClient)(nil), (*hcp.ExternalAuthClient)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ExternalAuthClient_To_hcp_ExternalAuthClient(a.(*ExternalAuthClient), b.(*hcp.ExternalAuthClient), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ExternalAuthClient)(nil), (*ExternalAuthClient)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ExternalAuthClient_To_v1alpha1_ExternalAuthClient(a.(*hcp.ExternalAuthClient), b.(*ExternalAuthClient), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ExternalAuthClientComponent)(nil), (*hcp.ExternalAuthClientComponent)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ExternalAuthClientComponent_To_hcp_ExternalAuthClientComponent(a.(*ExternalAuthClientComponent), b.(*hcp.ExternalAuthClientComponent), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ExternalAuthClientComponent)(nil), (*ExternalAuthClientComponent)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ExternalAuthClientComponent_To_v1alpha1_ExternalAuthClientComponent(a.(*hcp.ExternalAuthClientComponent), b.(*ExternalAuthClientComponent), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ExternalAuthList)(nil), (*hcp.ExternalAuthList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ExternalAuthList_To_hcp_ExternalAuthList(a.(*ExternalAuthList), b.(*hcp.ExternalAuthList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ExternalAuthList)(nil), (*ExternalAuthList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ExternalAuthList_To_v1alpha1_ExternalAuthList(a.(*hcp.ExternalAuthList), b.(*ExternalAuthList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ExternalAuthSpec)(nil), (*hcp.ExternalAuthSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ExternalAuthSpec_To_hcp_ExternalAuthSpec(a.(*ExternalAuthSpec), b.(*hcp.ExternalAuthSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ExternalAuthSpec)(nil), (*ExternalAuthSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ExternalAuthSpec_To_v1alpha1_ExternalAuthSpec(a.(*hcp.ExternalAuthSpec), b.(*ExternalAuthSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ExternalAuthStatus)(nil), (*hcp.ExternalAuthStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ExternalAuthStatus_To_hcp_ExternalAuthStatus(a.(*ExternalAuthStatus), b.(*hcp.ExternalAuthStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.ExternalAuthStatus)(nil), (*ExternalAuthStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_ExternalAuthStatus_To_v1alpha1_ExternalAuthStatus(a.(*hcp.ExternalAuthStatus), b.(*ExternalAuthStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*GroupsClaim)(nil), (*hcp.GroupsClaim)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_GroupsClaim_To_hcp_GroupsClaim(a.(*GroupsClaim), b.(*hcp.GroupsClaim), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.GroupsClaim)(nil), (*GroupsClaim)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_GroupsClaim_To_v1alpha1_GroupsClaim(a.(*hcp.GroupsClaim), b.(*GroupsClaim), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*HCPCluster)(nil), (*hcp.HCPCluster)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_HCPCluster_To_hcp_HCPCluster(a.(*HCPCluster), b.(*hcp.HCPCluster), scope)
 	}); err != nil {
@@ -551,6 +631,46 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*TokenClaimMappings)(nil), (*hcp.TokenClaimMappings)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_TokenClaimMappings_To_hcp_TokenClaimMappings(a.(*TokenClaimMappings), b.(*hcp.TokenClaimMappings), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.TokenClaimMappings)(nil), (*TokenClaimMappings)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_TokenClaimMappings_To_v1alpha1_TokenClaimMappings(a.(*hcp.TokenClaimMappings), b.(*TokenClaimMappings), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*TokenClaimValidationRule)(nil), (*hcp.TokenClaimValidationRule)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_TokenClaimValidationRule_To_hcp_TokenClaimValidationRule(a.(*TokenClaimValidationRule), b.(*hcp.TokenClaimValidationRule), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.TokenClaimValidationRule)(nil), (*TokenClaimValidationRule)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_TokenClaimValidationRule_To_v1alpha1_TokenClaimValidationRule(a.(*hcp.TokenClaimValidationRule), b.(*TokenClaimValidationRule), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*TokenIssuer)(nil), (*hcp.TokenIssuer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_TokenIssuer_To_hcp_TokenIssuer(a.(*TokenIssuer), b.(*hcp.TokenIssuer), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.TokenIssuer)(nil), (*TokenIssuer)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_TokenIssuer_To_v1alpha1_TokenIssuer(a.(*hcp.TokenIssuer), b.(*TokenIssuer), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*TokenRequiredClaim)(nil), (*hcp.TokenRequiredClaim)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_TokenRequiredClaim_To_hcp_TokenRequiredClaim(a.(*TokenRequiredClaim), b.(*hcp.TokenRequiredClaim), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.TokenRequiredClaim)(nil), (*TokenRequiredClaim)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_TokenRequiredClaim_To_v1alpha1_TokenRequiredClaim(a.(*hcp.TokenRequiredClaim), b.(*TokenRequiredClaim), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*UserAssignedIdentitiesProfile)(nil), (*hcp.UserAssignedIdentitiesProfile)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_UserAssignedIdentitiesProfile_To_hcp_UserAssignedIdentitiesProfile(a.(*UserAssignedIdentitiesProfile), b.(*hcp.UserAssignedIdentitiesProfile), scope)
 	}); err != nil {
@@ -568,6 +688,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*hcp.UserAssignedIdentity)(nil), (*UserAssignedIdentity)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_hcp_UserAssignedIdentity_To_v1alpha1_UserAssignedIdentity(a.(*hcp.UserAssignedIdentity), b.(*UserAssignedIdentity), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*UsernameClaim)(nil), (*hcp.UsernameClaim)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_UsernameClaim_To_hcp_UsernameClaim(a.(*UsernameClaim), b.(*hcp.UsernameClaim), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*hcp.UsernameClaim)(nil), (*UsernameClaim)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_hcp_UsernameClaim_To_v1alpha1_UsernameClaim(a.(*hcp.UsernameClaim), b.(*UsernameClaim), scope)
 	}); err != nil {
 		return err
 	}
@@ -1201,6 +1331,180 @@ func Convert_hcp_EtcdProfile_To_v1alpha1_EtcdProfile(in *hcp.EtcdProfile, out *E
 	return autoConvert_hcp_EtcdProfile_To_v1alpha1_EtcdProfile(in, out, s)
 }
 
+func autoConvert_v1alpha1_ExternalAuth_To_hcp_ExternalAuth(in *ExternalAuth, out *hcp.ExternalAuth, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_ExternalAuthSpec_To_hcp_ExternalAuthSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_ExternalAuthStatus_To_hcp_ExternalAuthStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_ExternalAuth_To_hcp_ExternalAuth is an autogenerated conversion function.
+func Convert_v1alpha1_ExternalAuth_To_hcp_ExternalAuth(in *ExternalAuth, out *hcp.ExternalAuth, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ExternalAuth_To_hcp_ExternalAuth(in, out, s)
+}
+
+func autoConvert_hcp_ExternalAuth_To_v1alpha1_ExternalAuth(in *hcp.ExternalAuth, out *ExternalAuth, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_hcp_ExternalAuthSpec_To_v1alpha1_ExternalAuthSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_hcp_ExternalAuthStatus_To_v1alpha1_ExternalAuthStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_hcp_ExternalAuth_To_v1alpha1_ExternalAuth is an autogenerated conversion function.
+func Convert_hcp_ExternalAuth_To_v1alpha1_ExternalAuth(in *hcp.ExternalAuth, out *ExternalAuth, s conversion.Scope) error {
+	return autoConvert_hcp_ExternalAuth_To_v1alpha1_ExternalAuth(in, out, s)
+}
+
+func autoConvert_v1alpha1_ExternalAuthClaim_To_hcp_ExternalAuthClaim(in *ExternalAuthClaim, out *hcp.ExternalAuthClaim, s conversion.Scope) error {
+	*out = *(*hcp.ExternalAuthClaim)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ExternalAuthClaim_To_hcp_ExternalAuthClaim is an autogenerated conversion function.
+func Convert_v1alpha1_ExternalAuthClaim_To_hcp_ExternalAuthClaim(in *ExternalAuthClaim, out *hcp.ExternalAuthClaim, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ExternalAuthClaim_To_hcp_ExternalAuthClaim(in, out, s)
+}
+
+func autoConvert_hcp_ExternalAuthClaim_To_v1alpha1_ExternalAuthClaim(in *hcp.ExternalAuthClaim, out *ExternalAuthClaim, s conversion.Scope) error {
+	*out = *(*ExternalAuthClaim)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_ExternalAuthClaim_To_v1alpha1_ExternalAuthClaim is an autogenerated conversion function.
+func Convert_hcp_ExternalAuthClaim_To_v1alpha1_ExternalAuthClaim(in *hcp.ExternalAuthClaim, out *ExternalAuthClaim, s conversion.Scope) error {
+	return autoConvert_hcp_ExternalAuthClaim_To_v1alpha1_ExternalAuthClaim(in, out, s)
+}
+
+func autoConvert_v1alpha1_ExternalAuthClient_To_hcp_ExternalAuthClient(in *ExternalAuthClient, out *hcp.ExternalAuthClient, s conversion.Scope) error {
+	*out = *(*hcp.ExternalAuthClient)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ExternalAuthClient_To_hcp_ExternalAuthClient is an autogenerated conversion function.
+func Convert_v1alpha1_ExternalAuthClient_To_hcp_ExternalAuthClient(in *ExternalAuthClient, out *hcp.ExternalAuthClient, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ExternalAuthClient_To_hcp_ExternalAuthClient(in, out, s)
+}
+
+func autoConvert_hcp_ExternalAuthClient_To_v1alpha1_ExternalAuthClient(in *hcp.ExternalAuthClient, out *ExternalAuthClient, s conversion.Scope) error {
+	*out = *(*ExternalAuthClient)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_ExternalAuthClient_To_v1alpha1_ExternalAuthClient is an autogenerated conversion function.
+func Convert_hcp_ExternalAuthClient_To_v1alpha1_ExternalAuthClient(in *hcp.ExternalAuthClient, out *ExternalAuthClient, s conversion.Scope) error {
+	return autoConvert_hcp_ExternalAuthClient_To_v1alpha1_ExternalAuthClient(in, out, s)
+}
+
+func autoConvert_v1alpha1_ExternalAuthClientComponent_To_hcp_ExternalAuthClientComponent(in *ExternalAuthClientComponent, out *hcp.ExternalAuthClientComponent, s conversion.Scope) error {
+	*out = *(*hcp.ExternalAuthClientComponent)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ExternalAuthClientComponent_To_hcp_ExternalAuthClientComponent is an autogenerated conversion function.
+func Convert_v1alpha1_ExternalAuthClientComponent_To_hcp_ExternalAuthClientComponent(in *ExternalAuthClientComponent, out *hcp.ExternalAuthClientComponent, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ExternalAuthClientComponent_To_hcp_ExternalAuthClientComponent(in, out, s)
+}
+
+func autoConvert_hcp_ExternalAuthClientComponent_To_v1alpha1_ExternalAuthClientComponent(in *hcp.ExternalAuthClientComponent, out *ExternalAuthClientComponent, s conversion.Scope) error {
+	*out = *(*ExternalAuthClientComponent)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_ExternalAuthClientComponent_To_v1alpha1_ExternalAuthClientComponent is an autogenerated conversion function.
+func Convert_hcp_ExternalAuthClientComponent_To_v1alpha1_ExternalAuthClientComponent(in *hcp.ExternalAuthClientComponent, out *ExternalAuthClientComponent, s conversion.Scope) error {
+	return autoConvert_hcp_ExternalAuthClientComponent_To_v1alpha1_ExternalAuthClientComponent(in, out, s)
+}
+
+func autoConvert_v1alpha1_ExternalAuthList_To_hcp_ExternalAuthList(in *ExternalAuthList, out *hcp.ExternalAuthList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]hcp.ExternalAuth)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1alpha1_ExternalAuthList_To_hcp_ExternalAuthList is an autogenerated conversion function.
+func Convert_v1alpha1_ExternalAuthList_To_hcp_ExternalAuthList(in *ExternalAuthList, out *hcp.ExternalAuthList, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ExternalAuthList_To_hcp_ExternalAuthList(in, out, s)
+}
+
+func autoConvert_hcp_ExternalAuthList_To_v1alpha1_ExternalAuthList(in *hcp.ExternalAuthList, out *ExternalAuthList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]ExternalAuth)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_hcp_ExternalAuthList_To_v1alpha1_ExternalAuthList is an autogenerated conversion function.
+func Convert_hcp_ExternalAuthList_To_v1alpha1_ExternalAuthList(in *hcp.ExternalAuthList, out *ExternalAuthList, s conversion.Scope) error {
+	return autoConvert_hcp_ExternalAuthList_To_v1alpha1_ExternalAuthList(in, out, s)
+}
+
+func autoConvert_v1alpha1_ExternalAuthSpec_To_hcp_ExternalAuthSpec(in *ExternalAuthSpec, out *hcp.ExternalAuthSpec, s conversion.Scope) error {
+	*out = *(*hcp.ExternalAuthSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ExternalAuthSpec_To_hcp_ExternalAuthSpec is an autogenerated conversion function.
+func Convert_v1alpha1_ExternalAuthSpec_To_hcp_ExternalAuthSpec(in *ExternalAuthSpec, out *hcp.ExternalAuthSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ExternalAuthSpec_To_hcp_ExternalAuthSpec(in, out, s)
+}
+
+func autoConvert_hcp_ExternalAuthSpec_To_v1alpha1_ExternalAuthSpec(in *hcp.ExternalAuthSpec, out *ExternalAuthSpec, s conversion.Scope) error {
+	*out = *(*ExternalAuthSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_ExternalAuthSpec_To_v1alpha1_ExternalAuthSpec is an autogenerated conversion function.
+func Convert_hcp_ExternalAuthSpec_To_v1alpha1_ExternalAuthSpec(in *hcp.ExternalAuthSpec, out *ExternalAuthSpec, s conversion.Scope) error {
+	return autoConvert_hcp_ExternalAuthSpec_To_v1alpha1_ExternalAuthSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_ExternalAuthStatus_To_hcp_ExternalAuthStatus(in *ExternalAuthStatus, out *hcp.ExternalAuthStatus, s conversion.Scope) error {
+	*out = *(*hcp.ExternalAuthStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ExternalAuthStatus_To_hcp_ExternalAuthStatus is an autogenerated conversion function.
+func Convert_v1alpha1_ExternalAuthStatus_To_hcp_ExternalAuthStatus(in *ExternalAuthStatus, out *hcp.ExternalAuthStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ExternalAuthStatus_To_hcp_ExternalAuthStatus(in, out, s)
+}
+
+func autoConvert_hcp_ExternalAuthStatus_To_v1alpha1_ExternalAuthStatus(in *hcp.ExternalAuthStatus, out *ExternalAuthStatus, s conversion.Scope) error {
+	*out = *(*ExternalAuthStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_ExternalAuthStatus_To_v1alpha1_ExternalAuthStatus is an autogenerated conversion function.
+func Convert_hcp_ExternalAuthStatus_To_v1alpha1_ExternalAuthStatus(in *hcp.ExternalAuthStatus, out *ExternalAuthStatus, s conversion.Scope) error {
+	return autoConvert_hcp_ExternalAuthStatus_To_v1alpha1_ExternalAuthStatus(in, out, s)
+}
+
+func autoConvert_v1alpha1_GroupsClaim_To_hcp_GroupsClaim(in *GroupsClaim, out *hcp.GroupsClaim, s conversion.Scope) error {
+	*out = *(*hcp.GroupsClaim)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_GroupsClaim_To_hcp_GroupsClaim is an autogenerated conversion function.
+func Convert_v1alpha1_GroupsClaim_To_hcp_GroupsClaim(in *GroupsClaim, out *hcp.GroupsClaim, s conversion.Scope) error {
+	return autoConvert_v1alpha1_GroupsClaim_To_hcp_GroupsClaim(in, out, s)
+}
+
+func autoConvert_hcp_GroupsClaim_To_v1alpha1_GroupsClaim(in *hcp.GroupsClaim, out *GroupsClaim, s conversion.Scope) error {
+	*out = *(*GroupsClaim)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_GroupsClaim_To_v1alpha1_GroupsClaim is an autogenerated conversion function.
+func Convert_hcp_GroupsClaim_To_v1alpha1_GroupsClaim(in *hcp.GroupsClaim, out *GroupsClaim, s conversion.Scope) error {
+	return autoConvert_hcp_GroupsClaim_To_v1alpha1_GroupsClaim(in, out, s)
+}
+
 func autoConvert_v1alpha1_HCPCluster_To_hcp_HCPCluster(in *HCPCluster, out *hcp.HCPCluster, s conversion.Scope) error {
 	out.ObjectMeta = in.ObjectMeta
 	if err := Convert_v1alpha1_HCPClusterSpec_To_hcp_HCPClusterSpec(&in.Spec, &out.Spec, s); err != nil {
@@ -1768,6 +2072,86 @@ func Convert_hcp_Taint_To_v1alpha1_Taint(in *hcp.Taint, out *Taint, s conversion
 	return autoConvert_hcp_Taint_To_v1alpha1_Taint(in, out, s)
 }
 
+func autoConvert_v1alpha1_TokenClaimMappings_To_hcp_TokenClaimMappings(in *TokenClaimMappings, out *hcp.TokenClaimMappings, s conversion.Scope) error {
+	*out = *(*hcp.TokenClaimMappings)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_TokenClaimMappings_To_hcp_TokenClaimMappings is an autogenerated conversion function.
+func Convert_v1alpha1_TokenClaimMappings_To_hcp_TokenClaimMappings(in *TokenClaimMappings, out *hcp.TokenClaimMappings, s conversion.Scope) error {
+	return autoConvert_v1alpha1_TokenClaimMappings_To_hcp_TokenClaimMappings(in, out, s)
+}
+
+func autoConvert_hcp_TokenClaimMappings_To_v1alpha1_TokenClaimMappings(in *hcp.TokenClaimMappings, out *TokenClaimMappings, s conversion.Scope) error {
+	*out = *(*TokenClaimMappings)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_TokenClaimMappings_To_v1alpha1_TokenClaimMappings is an autogenerated conversion function.
+func Convert_hcp_TokenClaimMappings_To_v1alpha1_TokenClaimMappings(in *hcp.TokenClaimMappings, out *TokenClaimMappings, s conversion.Scope) error {
+	return autoConvert_hcp_TokenClaimMappings_To_v1alpha1_TokenClaimMappings(in, out, s)
+}
+
+func autoConvert_v1alpha1_TokenClaimValidationRule_To_hcp_TokenClaimValidationRule(in *TokenClaimValidationRule, out *hcp.TokenClaimValidationRule, s conversion.Scope) error {
+	*out = *(*hcp.TokenClaimValidationRule)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_TokenClaimValidationRule_To_hcp_TokenClaimValidationRule is an autogenerated conversion function.
+func Convert_v1alpha1_TokenClaimValidationRule_To_hcp_TokenClaimValidationRule(in *TokenClaimValidationRule, out *hcp.TokenClaimValidationRule, s conversion.Scope) error {
+	return autoConvert_v1alpha1_TokenClaimValidationRule_To_hcp_TokenClaimValidationRule(in, out, s)
+}
+
+func autoConvert_hcp_TokenClaimValidationRule_To_v1alpha1_TokenClaimValidationRule(in *hcp.TokenClaimValidationRule, out *TokenClaimValidationRule, s conversion.Scope) error {
+	*out = *(*TokenClaimValidationRule)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_TokenClaimValidationRule_To_v1alpha1_TokenClaimValidationRule is an autogenerated conversion function.
+func Convert_hcp_TokenClaimValidationRule_To_v1alpha1_TokenClaimValidationRule(in *hcp.TokenClaimValidationRule, out *TokenClaimValidationRule, s conversion.Scope) error {
+	return autoConvert_hcp_TokenClaimValidationRule_To_v1alpha1_TokenClaimValidationRule(in, out, s)
+}
+
+func autoConvert_v1alpha1_TokenIssuer_To_hcp_TokenIssuer(in *TokenIssuer, out *hcp.TokenIssuer, s conversion.Scope) error {
+	*out = *(*hcp.TokenIssuer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_TokenIssuer_To_hcp_TokenIssuer is an autogenerated conversion function.
+func Convert_v1alpha1_TokenIssuer_To_hcp_TokenIssuer(in *TokenIssuer, out *hcp.TokenIssuer, s conversion.Scope) error {
+	return autoConvert_v1alpha1_TokenIssuer_To_hcp_TokenIssuer(in, out, s)
+}
+
+func autoConvert_hcp_TokenIssuer_To_v1alpha1_TokenIssuer(in *hcp.TokenIssuer, out *TokenIssuer, s conversion.Scope) error {
+	*out = *(*TokenIssuer)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_TokenIssuer_To_v1alpha1_TokenIssuer is an autogenerated conversion function.
+func Convert_hcp_TokenIssuer_To_v1alpha1_TokenIssuer(in *hcp.TokenIssuer, out *TokenIssuer, s conversion.Scope) error {
+	return autoConvert_hcp_TokenIssuer_To_v1alpha1_TokenIssuer(in, out, s)
+}
+
+func autoConvert_v1alpha1_TokenRequiredClaim_To_hcp_TokenRequiredClaim(in *TokenRequiredClaim, out *hcp.TokenRequiredClaim, s conversion.Scope) error {
+	*out = *(*hcp.TokenRequiredClaim)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_TokenRequiredClaim_To_hcp_TokenRequiredClaim is an autogenerated conversion function.
+func Convert_v1alpha1_TokenRequiredClaim_To_hcp_TokenRequiredClaim(in *TokenRequiredClaim, out *hcp.TokenRequiredClaim, s conversion.Scope) error {
+	return autoConvert_v1alpha1_TokenRequiredClaim_To_hcp_TokenRequiredClaim(in, out, s)
+}
+
+func autoConvert_hcp_TokenRequiredClaim_To_v1alpha1_TokenRequiredClaim(in *hcp.TokenRequiredClaim, out *TokenRequiredClaim, s conversion.Scope) error {
+	*out = *(*TokenRequiredClaim)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_TokenRequiredClaim_To_v1alpha1_TokenRequiredClaim is an autogenerated conversion function.
+func Convert_hcp_TokenRequiredClaim_To_v1alpha1_TokenRequiredClaim(in *hcp.TokenRequiredClaim, out *TokenRequiredClaim, s conversion.Scope) error {
+	return autoConvert_hcp_TokenRequiredClaim_To_v1alpha1_TokenRequiredClaim(in, out, s)
+}
+
 func autoConvert_v1alpha1_UserAssignedIdentitiesProfile_To_hcp_UserAssignedIdentitiesProfile(in *UserAssignedIdentitiesProfile, out *hcp.UserAssignedIdentitiesProfile, s conversion.Scope) error {
 	*out = *(*hcp.UserAssignedIdentitiesProfile)(unsafe.Pointer(in))
 	return nil
@@ -1806,6 +2190,26 @@ func autoConvert_hcp_UserAssignedIdentity_To_v1alpha1_UserAssignedIdentity(in *h
 // Convert_hcp_UserAssignedIdentity_To_v1alpha1_UserAssignedIdentity is an autogenerated conversion function.
 func Convert_hcp_UserAssignedIdentity_To_v1alpha1_UserAssignedIdentity(in *hcp.UserAssignedIdentity, out *UserAssignedIdentity, s conversion.Scope) error {
 	return autoConvert_hcp_UserAssignedIdentity_To_v1alpha1_UserAssignedIdentity(in, out, s)
+}
+
+func autoConvert_v1alpha1_UsernameClaim_To_hcp_UsernameClaim(in *UsernameClaim, out *hcp.UsernameClaim, s conversion.Scope) error {
+	*out = *(*hcp.UsernameClaim)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_UsernameClaim_To_hcp_UsernameClaim is an autogenerated conversion function.
+func Convert_v1alpha1_UsernameClaim_To_hcp_UsernameClaim(in *UsernameClaim, out *hcp.UsernameClaim, s conversion.Scope) error {
+	return autoConvert_v1alpha1_UsernameClaim_To_hcp_UsernameClaim(in, out, s)
+}
+
+func autoConvert_hcp_UsernameClaim_To_v1alpha1_UsernameClaim(in *hcp.UsernameClaim, out *UsernameClaim, s conversion.Scope) error {
+	*out = *(*UsernameClaim)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_hcp_UsernameClaim_To_v1alpha1_UsernameClaim is an autogenerated conversion function.
+func Convert_hcp_UsernameClaim_To_v1alpha1_UsernameClaim(in *hcp.UsernameClaim, out *UsernameClaim, s conversion.Scope) error {
+	return autoConvert_hcp_UsernameClaim_To_v1alpha1_UsernameClaim(in, out, s)
 }
 
 func autoConvert_v1alpha1_VersionHistoryEntry_To_hcp_VersionHistoryEntry(in *VersionHistoryEntry, out *hcp.VersionHistoryEntry, s conversion.Scope) error {

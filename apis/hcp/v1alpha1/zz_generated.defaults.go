@@ -31,6 +31,8 @@ import (
 func RegisterDefaults(scheme *runtime.Scheme) error {
 	scheme.AddTypeDefaultingFunc(&BreakglassCredential{}, func(obj interface{}) { SetObjectDefaults_BreakglassCredential(obj.(*BreakglassCredential)) })
 	scheme.AddTypeDefaultingFunc(&BreakglassCredentialList{}, func(obj interface{}) { SetObjectDefaults_BreakglassCredentialList(obj.(*BreakglassCredentialList)) })
+	scheme.AddTypeDefaultingFunc(&ExternalAuth{}, func(obj interface{}) { SetObjectDefaults_ExternalAuth(obj.(*ExternalAuth)) })
+	scheme.AddTypeDefaultingFunc(&ExternalAuthList{}, func(obj interface{}) { SetObjectDefaults_ExternalAuthList(obj.(*ExternalAuthList)) })
 	scheme.AddTypeDefaultingFunc(&HCPCluster{}, func(obj interface{}) { SetObjectDefaults_HCPCluster(obj.(*HCPCluster)) })
 	scheme.AddTypeDefaultingFunc(&HCPClusterList{}, func(obj interface{}) { SetObjectDefaults_HCPClusterList(obj.(*HCPClusterList)) })
 	scheme.AddTypeDefaultingFunc(&ManagementCluster{}, func(obj interface{}) { SetObjectDefaults_ManagementCluster(obj.(*ManagementCluster)) })
@@ -48,6 +50,17 @@ func SetObjectDefaults_BreakglassCredentialList(in *BreakglassCredentialList) {
 	for i := range in.Items {
 		a := &in.Items[i]
 		SetObjectDefaults_BreakglassCredential(a)
+	}
+}
+
+func SetObjectDefaults_ExternalAuth(in *ExternalAuth) {
+	SetDefaults_ExternalAuthSpec(&in.Spec)
+}
+
+func SetObjectDefaults_ExternalAuthList(in *ExternalAuthList) {
+	for i := range in.Items {
+		a := &in.Items[i]
+		SetObjectDefaults_ExternalAuth(a)
 	}
 }
 

@@ -162,6 +162,46 @@ func (in EtcdProfile) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ExternalAuth) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ExternalAuth"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ExternalAuthClaim) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ExternalAuthClaim"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ExternalAuthClient) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ExternalAuthClient"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ExternalAuthClientComponent) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ExternalAuthClientComponent"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ExternalAuthList) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ExternalAuthList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ExternalAuthSpec) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ExternalAuthSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ExternalAuthStatus) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ExternalAuthStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in GroupsClaim) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.GroupsClaim"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in HCPCluster) OpenAPIModelName() string {
 	return "com.azure.aro.hcp.v1alpha1.HCPCluster"
 }
@@ -282,6 +322,26 @@ func (in Taint) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TokenClaimMappings) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.TokenClaimMappings"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TokenClaimValidationRule) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.TokenClaimValidationRule"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TokenIssuer) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.TokenIssuer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TokenRequiredClaim) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.TokenRequiredClaim"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in UserAssignedIdentitiesProfile) OpenAPIModelName() string {
 	return "com.azure.aro.hcp.v1alpha1.UserAssignedIdentitiesProfile"
 }
@@ -289,6 +349,11 @@ func (in UserAssignedIdentitiesProfile) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in UserAssignedIdentity) OpenAPIModelName() string {
 	return "com.azure.aro.hcp.v1alpha1.UserAssignedIdentity"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in UsernameClaim) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.UsernameClaim"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -80,6 +80,20 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &hcpv1alpha1.EtcdDataEncryptionProfileApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdProfile"):
 		return &hcpv1alpha1.EtcdProfileApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExternalAuth"):
+		return &hcpv1alpha1.ExternalAuthApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExternalAuthClaim"):
+		return &hcpv1alpha1.ExternalAuthClaimApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExternalAuthClient"):
+		return &hcpv1alpha1.ExternalAuthClientApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExternalAuthClientComponent"):
+		return &hcpv1alpha1.ExternalAuthClientComponentApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExternalAuthSpec"):
+		return &hcpv1alpha1.ExternalAuthSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExternalAuthStatus"):
+		return &hcpv1alpha1.ExternalAuthStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("GroupsClaim"):
+		return &hcpv1alpha1.GroupsClaimApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HCPCluster"):
 		return &hcpv1alpha1.HCPClusterApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HCPClusterSpec"):
@@ -122,10 +136,20 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &hcpv1alpha1.PlatformProfileApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Taint"):
 		return &hcpv1alpha1.TaintApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TokenClaimMappings"):
+		return &hcpv1alpha1.TokenClaimMappingsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TokenClaimValidationRule"):
+		return &hcpv1alpha1.TokenClaimValidationRuleApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TokenIssuer"):
+		return &hcpv1alpha1.TokenIssuerApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TokenRequiredClaim"):
+		return &hcpv1alpha1.TokenRequiredClaimApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("UserAssignedIdentitiesProfile"):
 		return &hcpv1alpha1.UserAssignedIdentitiesProfileApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("UserAssignedIdentity"):
 		return &hcpv1alpha1.UserAssignedIdentityApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("UsernameClaim"):
+		return &hcpv1alpha1.UsernameClaimApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("VersionHistoryEntry"):
 		return &hcpv1alpha1.VersionHistoryEntryApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("VersionProfile"):

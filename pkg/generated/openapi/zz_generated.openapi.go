@@ -62,6 +62,14 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.EndpointStatus{}.OpenAPIModelName():                   schema_hcp_apiserver_apis_hcp_v1alpha1_EndpointStatus(ref),
 		v1alpha1.EtcdDataEncryptionProfile{}.OpenAPIModelName():        schema_hcp_apiserver_apis_hcp_v1alpha1_EtcdDataEncryptionProfile(ref),
 		v1alpha1.EtcdProfile{}.OpenAPIModelName():                      schema_hcp_apiserver_apis_hcp_v1alpha1_EtcdProfile(ref),
+		v1alpha1.ExternalAuth{}.OpenAPIModelName():                     schema_hcp_apiserver_apis_hcp_v1alpha1_ExternalAuth(ref),
+		v1alpha1.ExternalAuthClaim{}.OpenAPIModelName():                schema_hcp_apiserver_apis_hcp_v1alpha1_ExternalAuthClaim(ref),
+		v1alpha1.ExternalAuthClient{}.OpenAPIModelName():               schema_hcp_apiserver_apis_hcp_v1alpha1_ExternalAuthClient(ref),
+		v1alpha1.ExternalAuthClientComponent{}.OpenAPIModelName():      schema_hcp_apiserver_apis_hcp_v1alpha1_ExternalAuthClientComponent(ref),
+		v1alpha1.ExternalAuthList{}.OpenAPIModelName():                 schema_hcp_apiserver_apis_hcp_v1alpha1_ExternalAuthList(ref),
+		v1alpha1.ExternalAuthSpec{}.OpenAPIModelName():                 schema_hcp_apiserver_apis_hcp_v1alpha1_ExternalAuthSpec(ref),
+		v1alpha1.ExternalAuthStatus{}.OpenAPIModelName():               schema_hcp_apiserver_apis_hcp_v1alpha1_ExternalAuthStatus(ref),
+		v1alpha1.GroupsClaim{}.OpenAPIModelName():                      schema_hcp_apiserver_apis_hcp_v1alpha1_GroupsClaim(ref),
 		v1alpha1.HCPCluster{}.OpenAPIModelName():                       schema_hcp_apiserver_apis_hcp_v1alpha1_HCPCluster(ref),
 		v1alpha1.HCPClusterList{}.OpenAPIModelName():                   schema_hcp_apiserver_apis_hcp_v1alpha1_HCPClusterList(ref),
 		v1alpha1.HCPClusterSpec{}.OpenAPIModelName():                   schema_hcp_apiserver_apis_hcp_v1alpha1_HCPClusterSpec(ref),
@@ -86,8 +94,13 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.OperatorsAuthenticationProfile{}.OpenAPIModelName():   schema_hcp_apiserver_apis_hcp_v1alpha1_OperatorsAuthenticationProfile(ref),
 		v1alpha1.PlatformProfile{}.OpenAPIModelName():                  schema_hcp_apiserver_apis_hcp_v1alpha1_PlatformProfile(ref),
 		v1alpha1.Taint{}.OpenAPIModelName():                            schema_hcp_apiserver_apis_hcp_v1alpha1_Taint(ref),
+		v1alpha1.TokenClaimMappings{}.OpenAPIModelName():               schema_hcp_apiserver_apis_hcp_v1alpha1_TokenClaimMappings(ref),
+		v1alpha1.TokenClaimValidationRule{}.OpenAPIModelName():         schema_hcp_apiserver_apis_hcp_v1alpha1_TokenClaimValidationRule(ref),
+		v1alpha1.TokenIssuer{}.OpenAPIModelName():                      schema_hcp_apiserver_apis_hcp_v1alpha1_TokenIssuer(ref),
+		v1alpha1.TokenRequiredClaim{}.OpenAPIModelName():               schema_hcp_apiserver_apis_hcp_v1alpha1_TokenRequiredClaim(ref),
 		v1alpha1.UserAssignedIdentitiesProfile{}.OpenAPIModelName():    schema_hcp_apiserver_apis_hcp_v1alpha1_UserAssignedIdentitiesProfile(ref),
 		v1alpha1.UserAssignedIdentity{}.OpenAPIModelName():             schema_hcp_apiserver_apis_hcp_v1alpha1_UserAssignedIdentity(ref),
+		v1alpha1.UsernameClaim{}.OpenAPIModelName():                    schema_hcp_apiserver_apis_hcp_v1alpha1_UsernameClaim(ref),
 		v1alpha1.VersionHistoryEntry{}.OpenAPIModelName():              schema_hcp_apiserver_apis_hcp_v1alpha1_VersionHistoryEntry(ref),
 		v1alpha1.VersionProfile{}.OpenAPIModelName():                   schema_hcp_apiserver_apis_hcp_v1alpha1_VersionProfile(ref),
 		v1.ContainerResourceMetricSource{}.OpenAPIModelName():          schema_k8sio_api_autoscaling_v1_ContainerResourceMetricSource(ref),
@@ -1337,6 +1350,366 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_EtcdProfile(ref common.ReferenceCall
 		},
 		Dependencies: []string{
 			v1alpha1.EtcdDataEncryptionProfile{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ExternalAuth(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ExternalAuth is an OIDC identity provider the users of one HCPCluster sign in with, instead of the cluster's built-in OAuth server. A cluster has at most one. It is delivered in the cluster's HostedCluster (spec.configuration.authentication).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1alpha1.ExternalAuthSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1alpha1.ExternalAuthStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ExternalAuthSpec{}.OpenAPIModelName(), v1alpha1.ExternalAuthStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ExternalAuthClaim(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ExternalAuthClaim says how a token's claims are mapped and checked.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"mappings": {
+						SchemaProps: spec.SchemaProps{
+							Description: "mappings make a user name and groups of a token's claims.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.TokenClaimMappings{}.OpenAPIModelName()),
+						},
+					},
+					"validationRules": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "validationRules are claims a token must carry, with their values.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.TokenClaimValidationRule{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"mappings"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.TokenClaimMappings{}.OpenAPIModelName(), v1alpha1.TokenClaimValidationRule{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ExternalAuthClient(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ExternalAuthClient is a platform component of the cluster that requests tokens from the identity provider.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"component": {
+						SchemaProps: spec.SchemaProps{
+							Description: "component is the platform component, by name and namespace.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.ExternalAuthClientComponent{}.OpenAPIModelName()),
+						},
+					},
+					"clientID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "clientID is the component's client ID at the identity provider; one of the issuer's audiences.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"extraScopes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "extraScopes are requested besides the standard OIDC scopes.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "type is Confidential (the client has a secret) or Public.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"component", "clientID", "type"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ExternalAuthClientComponent{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ExternalAuthClientComponent(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ExternalAuthClientComponent names a platform component of the cluster.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "name is the component's name, 1 to 256 characters (console, say).",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"authClientNamespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "authClientNamespace is the namespace the component runs in, a DNS label (openshift-console, say).",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name", "authClientNamespace"},
+			},
+		},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ExternalAuthList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ExternalAuthList is a list of ExternalAuths.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.ExternalAuth{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ExternalAuth{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ExternalAuthSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ExternalAuthSpec mirrors the ARM externalAuths properties.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"clusterName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "clusterName is the name of the HCPCluster in the same namespace this identity provider signs in to. Immutable.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"issuer": {
+						SchemaProps: spec.SchemaProps{
+							Description: "issuer is where tokens come from and who they must be issued to.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.TokenIssuer{}.OpenAPIModelName()),
+						},
+					},
+					"clients": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "clients are the cluster's own components (the console, the CLI) that request tokens from the identity provider, at most 20, each component (name and namespace) once.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.ExternalAuthClient{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"claim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "claim says how a token's claims become a user and its groups, and which claims a token must have.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.ExternalAuthClaim{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"clusterName", "issuer", "claim"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ExternalAuthClaim{}.OpenAPIModelName(), v1alpha1.ExternalAuthClient{}.OpenAPIModelName(), v1alpha1.TokenIssuer{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ExternalAuthStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ExternalAuthStatus is what the service reports of an identity provider.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"provisioningState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "provisioningState is Accepted, Provisioning, Updating, AwaitingSecret, Deleting, Succeeded or Failed. AwaitingSecret: the provider is delivered, and a confidential client's secret is not yet in the hosted cluster.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "conditions report the provider's state: Delivered (its generation is in the applied HostedCluster), Available, Progressing and Degraded.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "observedGeneration is the spec generation the status describes.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_GroupsClaim(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GroupsClaim maps a claim to the user's groups.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"claim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "claim is the name of the claim, 1 to 256 characters; its value is a list of groups.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"prefix": {
+						SchemaProps: spec.SchemaProps{
+							Description: "prefix goes before every group name.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"claim"},
+			},
+		},
 	}
 }
 
@@ -2638,6 +3011,143 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_Taint(ref common.ReferenceCallback) 
 	}
 }
 
+func schema_hcp_apiserver_apis_hcp_v1alpha1_TokenClaimMappings(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TokenClaimMappings make a user of a token.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"username": {
+						SchemaProps: spec.SchemaProps{
+							Description: "username says which claim is the user name, and its prefix.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.UsernameClaim{}.OpenAPIModelName()),
+						},
+					},
+					"groups": {
+						SchemaProps: spec.SchemaProps{
+							Description: "groups says which claim lists the user's groups, and their prefix.",
+							Ref:         ref(v1alpha1.GroupsClaim{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"username"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.GroupsClaim{}.OpenAPIModelName(), v1alpha1.UsernameClaim{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_TokenClaimValidationRule(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TokenClaimValidationRule is a rule a token's claims must follow.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "type is RequiredClaim (the default).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"requiredClaim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "requiredClaim is the claim a token must carry, and its value.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.TokenRequiredClaim{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"requiredClaim"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.TokenRequiredClaim{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_TokenIssuer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TokenIssuer is the identity provider's issuer.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "url is the issuer URL (https), matched against the tokens' \"iss\" claim.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"audiences": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "audiences are what a token's \"aud\" claim must contain one of: 1 to 10 entries.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"ca": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ca is a PEM bundle of certificate authorities that the issuer's serving certificate is checked against; the system's trust when empty.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"url", "audiences"},
+			},
+		},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_TokenRequiredClaim(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TokenRequiredClaim is a claim a token must carry with a value.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"claim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "claim is the claim's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"requiredValue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "requiredValue is the value the claim must have.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"claim", "requiredValue"},
+			},
+		},
+	}
+}
+
 func schema_hcp_apiserver_apis_hcp_v1alpha1_UserAssignedIdentitiesProfile(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -2710,6 +3220,42 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_UserAssignedIdentity(ref common.Refe
 						},
 					},
 				},
+			},
+		},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_UsernameClaim(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UsernameClaim maps a claim to the user name.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"claim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "claim is the name of the claim, 1 to 256 characters.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"prefix": {
+						SchemaProps: spec.SchemaProps{
+							Description: "prefix goes before the user name; set exactly when prefixPolicy is Prefix.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"prefixPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "prefixPolicy is None (the default), Prefix or NoPrefix.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"claim"},
 			},
 		},
 	}

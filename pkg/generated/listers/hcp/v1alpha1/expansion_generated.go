@@ -34,6 +34,14 @@ type BreakglassCredentialListerExpansion interface{}
 // BreakglassCredentialNamespaceLister.
 type BreakglassCredentialNamespaceListerExpansion interface{}
 
+// ExternalAuthListerExpansion allows custom methods to be added to
+// ExternalAuthLister.
+type ExternalAuthListerExpansion interface{}
+
+// ExternalAuthNamespaceListerExpansion allows custom methods to be added to
+// ExternalAuthNamespaceLister.
+type ExternalAuthNamespaceListerExpansion interface{}
+
 // HCPClusterListerExpansion allows custom methods to be added to
 // HCPClusterLister.
 type HCPClusterListerExpansion interface{}

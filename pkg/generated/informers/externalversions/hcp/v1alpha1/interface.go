@@ -30,6 +30,8 @@ type Interface interface {
 	ARMSubscriptions() TypedARMSubscriptionInformer
 	// BreakglassCredentials returns a BreakglassCredentialInformer.
 	BreakglassCredentials() TypedBreakglassCredentialInformer
+	// ExternalAuths returns a ExternalAuthInformer.
+	ExternalAuths() TypedExternalAuthInformer
 	// HCPClusters returns a HCPClusterInformer.
 	HCPClusters() TypedHCPClusterInformer
 	// ManagementClusters returns a ManagementClusterInformer.
@@ -62,6 +64,11 @@ func (v *version) ARMSubscriptions() TypedARMSubscriptionInformer {
 // BreakglassCredentials returns a TypedBreakglassCredentialInformer.
 func (v *version) BreakglassCredentials() TypedBreakglassCredentialInformer {
 	return &breakglassCredentialInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// ExternalAuths returns a TypedExternalAuthInformer.
+func (v *version) ExternalAuths() TypedExternalAuthInformer {
+	return &externalAuthInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // HCPClusters returns a TypedHCPClusterInformer.

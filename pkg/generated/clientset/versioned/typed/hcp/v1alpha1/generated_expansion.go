@@ -24,6 +24,8 @@ type ARMSubscriptionExpansion interface{}
 
 type BreakglassCredentialExpansion interface{}
 
+type ExternalAuthExpansion interface{}
+
 type HCPClusterExpansion interface{}
 
 type ManagementClusterExpansion interface{}

@@ -31,6 +31,7 @@ type HcpV1alpha1Interface interface {
 	ARMOperationsGetter
 	ARMSubscriptionsGetter
 	BreakglassCredentialsGetter
+	ExternalAuthsGetter
 	HCPClustersGetter
 	ManagementClustersGetter
 	NodePoolsGetter
@@ -51,6 +52,10 @@ func (c *HcpV1alpha1Client) ARMSubscriptions() ARMSubscriptionInterface {
 
 func (c *HcpV1alpha1Client) BreakglassCredentials(namespace string) BreakglassCredentialInterface {
 	return newBreakglassCredentials(c, namespace)
+}
+
+func (c *HcpV1alpha1Client) ExternalAuths(namespace string) ExternalAuthInterface {
+	return newExternalAuths(c, namespace)
 }
 
 func (c *HcpV1alpha1Client) HCPClusters(namespace string) HCPClusterInterface {
