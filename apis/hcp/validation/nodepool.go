@@ -32,7 +32,7 @@ var (
 	taintEffects            = []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
 	upgradeTypes            = []string{"Replace", "InPlace"}
 
-	// nodePoolNameRegexp is ARM's node pool name rule (1 to 15 characters), lowercased.
+	// nodePoolNameRegexp is ARM's node pool and external auth name rule (1 to 15 characters), lowercased.
 	nodePoolNameRegexp = regexp.MustCompile(`^[a-z]([-a-z0-9]{0,13}[a-z0-9])?$`)
 	// nodePoolVersionRegexp is MAJOR.MINOR.PATCH; candidate and nightly releases carry a
 	// pre-release suffix such as 4.21.0-rc.1.
@@ -97,20 +97,27 @@ func validateNodePoolStatus(status *hcp.NodePoolStatus, fldPath *field.Path) fie
 // validateNodePoolName accepts "<pool>" or "<spec.clusterName>.<pool>". The second form keeps
 // the pools of several clusters in one namespace apart; the pool part is the ARM name either way.
 func validateNodePoolName(fldPath *field.Path, name, clusterName string) field.ErrorList {
+	return validateClusterChildName(fldPath, name, clusterName, "pool", "workers")
+}
+
+// validateClusterChildName is the name rule of a cluster's child resources (node pools, external
+// auths): "<child>" or "<spec.clusterName>.<child>", where the child part follows ARM's rule of
+// 1 to 15 characters, lowercased.
+func validateClusterChildName(fldPath *field.Path, name, clusterName, child, example string) field.ErrorList {
 	if errs := validateDNSSubdomainName(fldPath, name); len(errs) > 0 {
 		return errs
 	}
-	pool := name
+	part := name
 	if prefix, rest, found := strings.Cut(name, "."); found {
 		if prefix != clusterName {
 			return field.ErrorList{field.Invalid(fldPath, name,
-				fmt.Sprintf("must be <pool> or <spec.clusterName>.<pool>, and spec.clusterName is %q", clusterName))}
+				fmt.Sprintf("must be <%s> or <spec.clusterName>.<%s>, and spec.clusterName is %q", child, child, clusterName))}
 		}
-		pool = rest
+		part = rest
 	}
-	if !nodePoolNameRegexp.MatchString(pool) {
+	if !nodePoolNameRegexp.MatchString(part) {
 		return field.ErrorList{field.Invalid(fldPath, name,
-			"the pool name must be 1 to 15 lowercase letters, digits and '-', start with a letter and end with a letter or digit, such as workers")}
+			fmt.Sprintf("the %s name must be 1 to 15 lowercase letters, digits and '-', start with a letter and end with a letter or digit, such as %s", child, example))}
 	}
 	return nil
 }
