@@ -30,6 +30,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/armoperation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/armsubscription"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/breakglasscredential"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/externalauth"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/hcpcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/managementcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/nodepool"
@@ -184,6 +185,9 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, rules StorageRules) (map[s
 		return nil, err
 	}
 	storage["nodepools/scale"] = nodepool.NewScaleREST(storage["nodepools"].(*hcpregistry.REST).Store)
+	if err := add("externalauths")(externalauth.NewREST(Scheme, optsGetter, rules.Claims)); err != nil {
+		return nil, err
+	}
 	keys, destroyKeys, err := breakglasscredential.NewKeys(optsGetter)
 	if err != nil {
 		return nil, err

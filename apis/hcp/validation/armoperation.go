@@ -18,7 +18,7 @@ var (
 		hcp.ARMOperationAccepted, hcp.ARMOperationProvisioning, hcp.ARMOperationUpdating, hcp.ARMOperationDeleting,
 		hcp.ARMOperationSucceeded, hcp.ARMOperationFailed, hcp.ARMOperationCanceled,
 	}
-	armOperationTargets = []string{"hcpclusters", "nodepools", "breakglasscredentials"}
+	armOperationTargets = []string{"hcpclusters", "nodepools", "externalauths", "breakglasscredentials"}
 )
 
 // ValidateARMOperation validates an operation on create: it is named after its operation ID, a lowercase UUID.

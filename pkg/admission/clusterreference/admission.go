@@ -1,4 +1,4 @@
-// Package clusterreference enforces that node pools and break-glass credentials
+// Package clusterreference enforces that node pools, external auths and break-glass credentials
 // belong to an HCPCluster that exists and is not going away. (That a running cluster
 // keeps at least one node pool is kept by the registry, pkg/registry/hcp/nodepool,
 // which counts under a lock so that racing deletes cannot remove the last two.)
@@ -73,6 +73,8 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	}
 	switch obj := a.GetObject().(type) {
 	case *hcp.NodePool:
+		return p.validateOwner(ctx, a, obj.Spec.ClusterName)
+	case *hcp.ExternalAuth:
 		return p.validateOwner(ctx, a, obj.Spec.ClusterName)
 	case *hcp.BreakglassCredential:
 		return p.validateOwner(ctx, a, obj.Spec.ClusterName)

@@ -78,7 +78,9 @@ func TestCreateNeedsALiveCluster(t *testing.T) {
 		{name: "cluster being deleted", cluster: cluster("dev", v1alpha1.ProvisioningStateDeleting, true), check: apierrors.IsConflict, message: "HCPCluster dev is being deleted"},
 	} {
 		for kind, attrs := range map[string]admission.Attributes{
-			"NodePool":             createAttrs(newPool("dev", "dev.workers"), "NodePool", "nodepools"),
+			"NodePool": createAttrs(newPool("dev", "dev.workers"), "NodePool", "nodepools"),
+			"ExternalAuth": createAttrs(&hcp.ExternalAuth{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "dev.entra"},
+				Spec: hcp.ExternalAuthSpec{ClusterName: "dev"}}, "ExternalAuth", "externalauths"),
 			"BreakglassCredential": createAttrs(credential, "BreakglassCredential", "breakglasscredentials"),
 		} {
 			t.Run(tc.name+"/"+kind, func(t *testing.T) {

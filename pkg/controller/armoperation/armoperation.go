@@ -38,6 +38,7 @@ const byTarget = "armoperation-status/target"
 const (
 	resourceClusters    = "hcpclusters"
 	resourceNodePools   = "nodepools"
+	resourceAuths       = "externalauths"
 	resourceCredentials = "breakglasscredentials"
 )
 
@@ -47,6 +48,7 @@ type Controller struct {
 	operations  listers.ARMOperationLister
 	clusters    listers.HCPClusterLister
 	pools       listers.NodePoolLister
+	auths       listers.ExternalAuthLister
 	credentials listers.BreakglassCredentialLister
 	byTarget    cache.Indexer
 	retention   time.Duration
@@ -57,15 +59,16 @@ type Controller struct {
 
 // New returns the controller; a retention of 0 is DefaultRetention.
 func New(client versioned.Interface, operations informers.ARMOperationInformer, clusters informers.HCPClusterInformer,
-	pools informers.NodePoolInformer, credentials informers.BreakglassCredentialInformer, retention time.Duration) (*Controller, error) {
+	pools informers.NodePoolInformer, auths informers.ExternalAuthInformer, credentials informers.BreakglassCredentialInformer,
+	retention time.Duration) (*Controller, error) {
 	if retention <= 0 {
 		retention = DefaultRetention
 	}
 	c := &Controller{
-		client: client, operations: operations.Lister(), clusters: clusters.Lister(), pools: pools.Lister(),
+		client: client, operations: operations.Lister(), clusters: clusters.Lister(), pools: pools.Lister(), auths: auths.Lister(),
 		credentials: credentials.Lister(), byTarget: operations.Informer().GetIndexer(), retention: retention, now: time.Now,
 		synced: []cache.InformerSynced{operations.Informer().HasSynced, clusters.Informer().HasSynced,
-			pools.Informer().HasSynced, credentials.Informer().HasSynced},
+			pools.Informer().HasSynced, auths.Informer().HasSynced, credentials.Informer().HasSynced},
 	}
 	c.queue = queue.New(Name, c.sync)
 	if err := operations.Informer().AddIndexers(cache.Indexers{byTarget: indexByTarget}); err != nil {
@@ -75,7 +78,8 @@ func New(client versioned.Interface, operations informers.ARMOperationInformer, 
 		return nil, err
 	}
 	for resource, informer := range map[string]cache.SharedIndexInformer{
-		resourceClusters: clusters.Informer(), resourceNodePools: pools.Informer(), resourceCredentials: credentials.Informer(),
+		resourceClusters: clusters.Informer(), resourceNodePools: pools.Informer(), resourceAuths: auths.Informer(),
+		resourceCredentials: credentials.Informer(),
 	} {
 		enqueue := func(obj any) { c.enqueueFollowing(resource, obj) }
 		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -218,6 +222,21 @@ func (c *Controller) progress(ctx context.Context, op *v1alpha1.ARMOperation) (p
 				observedGeneration: pool.Status.ObservedGeneration, conditions: pool.Status.Conditions}
 		}
 		p, known := ofResource(op, "node pool", status)
+		return p, known, nil
+	case resourceAuths:
+		auth, err := target(ctx, t.UID, c.auths.ExternalAuths(t.Namespace).Get,
+			func(ctx context.Context, name string) (*v1alpha1.ExternalAuth, error) {
+				return c.client.HcpV1alpha1().ExternalAuths(t.Namespace).Get(ctx, name, metav1.GetOptions{})
+			}, t.Name)
+		if err != nil {
+			return progress{}, false, err
+		}
+		var status *resourceStatus
+		if auth != nil {
+			status = &resourceStatus{ObjectMeta: &auth.ObjectMeta, provisioningState: auth.Status.ProvisioningState,
+				observedGeneration: auth.Status.ObservedGeneration, conditions: auth.Status.Conditions}
+		}
+		p, known := ofResource(op, "external auth", status)
 		return p, known, nil
 	case resourceCredentials:
 		credential, err := target(ctx, t.UID, c.credentials.BreakglassCredentials(t.Namespace).Get,

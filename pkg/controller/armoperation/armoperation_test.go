@@ -78,7 +78,7 @@ func newController(t *testing.T, objects []runtime.Object, cached []runtime.Obje
 	controllertest.ConflictOnStaleWrites(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	hcp := factory.Hcp().V1alpha1()
-	c, err := New(client, hcp.ARMOperations(), hcp.HCPClusters(), hcp.NodePools(), hcp.BreakglassCredentials(), 0)
+	c, err := New(client, hcp.ARMOperations(), hcp.HCPClusters(), hcp.NodePools(), hcp.ExternalAuths(), hcp.BreakglassCredentials(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestTargetEventsMoveOperations(t *testing.T) {
 	client := fake.NewSimpleClientset(op, target)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	hcp := factory.Hcp().V1alpha1()
-	c, err := New(client, hcp.ARMOperations(), hcp.HCPClusters(), hcp.NodePools(), hcp.BreakglassCredentials(), 0)
+	c, err := New(client, hcp.ARMOperations(), hcp.HCPClusters(), hcp.NodePools(), hcp.ExternalAuths(), hcp.BreakglassCredentials(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,6 +80,10 @@ func ofResource(op *v1alpha1.ARMOperation, kind string, obj *resourceStatus) (pr
 	switch obj.provisioningState {
 	case v1alpha1.ProvisioningStateSucceeded:
 		return inState(v1alpha1.ARMOperationSucceeded), true
+	case v1alpha1.ProvisioningStateAwaitingSecret:
+		// The external auth is delivered; what is left is the customer's: creating the client secret in
+		// the hosted cluster, which ARM cannot wait for.
+		return inState(v1alpha1.ARMOperationSucceeded), true
 	case v1alpha1.ProvisioningStateCanceled:
 		return canceled("the %s %s was canceled", kind, name), true
 	case v1alpha1.ProvisioningStateAccepted:

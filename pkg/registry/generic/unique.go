@@ -31,6 +31,9 @@ type UniqueValue[T Object] struct {
 	// Of returns the value of obj as compared (lowercased where case does not matter, scoped to a
 	// subscription where the name is), and as written; "" when obj has none.
 	Of func(obj T) (compared, written string)
+	// Conflict refuses with 409 Conflict, for a value that stands for the object as a whole (the one
+	// external auth of a cluster), rather than 422 on the field.
+	Conflict bool
 }
 
 // ClaimUniqueValues returns what makes store claim each unique value of an object when it is created
@@ -106,6 +109,11 @@ func ClaimUniqueValues[T Object](store *genericregistry.Store, c *claims.Store, 
 			if err != nil {
 				undoAll(ctx)
 				return nil, apierrors.NewInternalError(err)
+			}
+			if refusedBy != nil && v.Conflict {
+				undoAll(ctx)
+				return nil, apierrors.NewConflict(schema.GroupResource{Group: store.DefaultQualifiedResource.Group, Resource: store.DefaultQualifiedResource.Resource},
+					obj.GetName(), fmt.Errorf("%s %s", v.Path, refusal(kind.Kind, *refusedBy, v.Rule)))
 			}
 			if refusedBy != nil {
 				refusals = append(refusals, field.Invalid(v.Path, written, refusal(kind.Kind, *refusedBy, v.Rule)))
