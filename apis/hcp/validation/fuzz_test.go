@@ -46,6 +46,7 @@ var requestKinds = []func() runtime.Object{
 	func() runtime.Object { return &hcp.NodePool{} },
 	func() runtime.Object { return &hcp.BreakglassCredential{} },
 	func() runtime.Object { return &hcp.ManagementCluster{} },
+	func() runtime.Object { return &hcp.ExternalAuth{} },
 }
 
 // FuzzValidateRequest takes a request body as the server does: decoded by the server's codecs from
@@ -113,6 +114,10 @@ func validate(t *testing.T, obj runtime.Object) string {
 		stored := stored.(*hcp.ManagementCluster)
 		create, update = validation.ValidateManagementCluster(obj), validation.ValidateManagementClusterUpdate(stored, stored.DeepCopy())
 		checkStatusUpdate(t, validation.ValidateManagementClusterStatusUpdate(stored, stored.DeepCopy()))
+	case *hcp.ExternalAuth:
+		stored := stored.(*hcp.ExternalAuth)
+		create, update = validation.ValidateExternalAuth(obj), validation.ValidateExternalAuthUpdate(stored, stored.DeepCopy())
+		checkStatusUpdate(t, validation.ValidateExternalAuthStatusUpdate(stored, stored.DeepCopy()))
 	default:
 		t.Fatalf("decoded a %T", obj)
 	}
@@ -193,6 +198,7 @@ func exampleObjects(tb testing.TB) []runtime.Object {
 		fixtures.NodePool("ns", "dev", "workers"),
 		fixtures.BreakglassCredential("ns", "dev", "oncall"),
 		fixtures.ManagementCluster("mc-1"),
+		fixtures.ExternalAuth("ns", "dev", "entra"),
 	}
 	for _, obj := range objs {
 		obj.GetObjectKind().SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(kindName(obj)))
