@@ -40,8 +40,9 @@ func (v APIVersion) hasOSDiskType() bool            { return v.atLeast(V20251223
 func (v APIVersion) versionIDUpdatable() bool       { return v.atLeast(V20251223Preview) }
 func (v APIVersion) vaultNameInKeyProfile() bool    { return !v.atLeast(V20251223Preview) }
 
-// 2026-06-30-preview added status.conditions, ingress and cryptoRestrictions, made the KMS key version
-// updatable (before, all of etcd was create-only), and dropped PlatformManaged key management.
+// 2026-06-30-preview added status.conditions (an external auth had one condition before), ingress and
+// cryptoRestrictions, made the KMS key version updatable (before, all of etcd was create-only), and
+// dropped PlatformManaged key management.
 func (v APIVersion) hasStatusConditions() bool    { return v.atLeast(V20260630Preview) }
 func (v APIVersion) hasIngress() bool             { return v.atLeast(V20260630Preview) }
 func (v APIVersion) hasCryptoRestrictions() bool  { return v.atLeast(V20260630Preview) }

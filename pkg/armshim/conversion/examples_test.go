@@ -3,8 +3,11 @@ package conversion
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 )
 
 // TestSpecExamples feeds the 2026-09-01-preview examples of the spec (shared/arm/examples-*) to the
@@ -20,11 +23,13 @@ func TestSpecExamples(t *testing.T) {
 	}
 	existingCluster := withClusterStatus(createCluster(t, V20260901Preview, fullClusterBody))
 	existingPool := withNodePoolStatus(createNodePool(t, V20260901Preview, fullNodePoolBody))
+	existingAuth := withExternalAuthStatus(createExternalAuth(t, V20260901Preview, fullExternalAuthBody))
 	seen := 0
 	for _, file := range files {
 		base := filepath.Base(file)
 		cluster := strings.HasPrefix(base, "HcpOpenShiftClusters_")
-		if !cluster && !strings.HasPrefix(base, "NodePools_") {
+		auth := strings.HasPrefix(base, "ExternalAuths_")
+		if !cluster && !auth && !strings.HasPrefix(base, "NodePools_") {
 			continue
 		}
 		var example struct {
@@ -53,10 +58,14 @@ func TestSpecExamples(t *testing.T) {
 				}
 				seen++
 				for _, v := range APIVersions {
-					if cluster {
+					switch {
+					case cluster:
 						_, _ = ClusterFromARM(Request{APIVersion: v, ResourceID: testClusterID, Body: body}, nil)
 						_, _ = ClusterFromARM(Request{APIVersion: v, ResourceID: testClusterID, Body: body}, existingCluster)
-					} else {
+					case auth:
+						_, _ = ExternalAuthFromARM(Request{APIVersion: v, ResourceID: testAuthID, Body: body}, nil)
+						_, _ = ExternalAuthFromARM(Request{APIVersion: v, ResourceID: testAuthID, Body: body}, existingAuth)
+					default:
 						_, _ = NodePoolFromARM(Request{APIVersion: v, ResourceID: testPoolID, Body: body}, nil)
 						_, _ = NodePoolFromARM(Request{APIVersion: v, ResourceID: testPoolID, Body: body}, existingPool)
 					}
@@ -79,6 +88,21 @@ func TestSpecExamples(t *testing.T) {
 				}
 				return
 			}
+			if auth {
+				req.ResourceID = testAuthID
+				ea, errs := ExternalAuthFromARM(req, nil)
+				if len(errs) > 0 {
+					t.Fatalf("the example's PUT body does not convert: %v", errs)
+				}
+				// The generator fills an extensible enum with any string; the API refuses such a policy.
+				if u := &ea.Spec.Claim.Mappings.Username; !slices.Contains([]hcpv1alpha1.UsernamePrefixPolicy{"None", "Prefix", "NoPrefix"}, u.PrefixPolicy) {
+					u.PrefixPolicy = hcpv1alpha1.UsernamePrefixPolicyPrefix
+				}
+				if err := validateAgainst(t, V20260901Preview, "ExternalAuth", externalAuthJSON(t, V20260901Preview, ea)); err != nil {
+					t.Errorf("read back: %v", err)
+				}
+				return
+			}
 			req.ResourceID = testPoolID
 			np, errs := NodePoolFromARM(req, nil)
 			if len(errs) > 0 {
@@ -90,6 +114,6 @@ func TestSpecExamples(t *testing.T) {
 		})
 	}
 	if seen == 0 {
-		t.Fatalf("no cluster or node pool example in %s", dir)
+		t.Fatalf("no cluster, node pool or external auth example in %s", dir)
 	}
 }

@@ -115,12 +115,15 @@ func TestRemovableFieldsAreTheSpecs(t *testing.T) {
 	kinds := []struct {
 		kind       names.Kind
 		definition string
-	}{{names.KindCluster, "HcpOpenShiftClusterProperties"}, {names.KindNodePool, "NodePoolProperties"}}
+		// proxy: a proxy resource has no location.
+		proxy bool
+	}{{names.KindCluster, "HcpOpenShiftClusterProperties", false}, {names.KindNodePool, "NodePoolProperties", false},
+		{names.KindExternalAuth, "ExternalAuthProperties", true}}
 	for _, v := range APIVersions {
 		var doc struct{ Definitions map[string]map[string]any }
 		readJSON(t, filepath.Join(armDir(t), "openapi-"+string(v)+".json"), &doc)
 		for _, k := range kinds {
-			fixed := map[string]bool{"location": true, "properties": true}
+			fixed := map[string]bool{"location": !k.proxy, "properties": true}
 			all := map[string]bool{"location": true, "properties": true}
 			specFields(doc.Definitions, k.definition, "properties", nil, fixed, all)
 			for path := range all {

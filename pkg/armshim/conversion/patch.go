@@ -48,9 +48,21 @@ var requiredFields = map[names.Kind][]string{
 		"properties.platform",
 		"properties.platform.vmSize",
 	},
+	names.KindExternalAuth: {
+		"properties",
+		"properties.issuer",
+		"properties.issuer.url",
+		"properties.issuer.audiences",
+		"properties.claim",
+		"properties.claim.mappings",
+		"properties.claim.mappings.username",
+		"properties.claim.mappings.username.claim",
+		"properties.claim.mappings.groups.claim",
+	},
 }
 
-// createOnlyFields cannot change once the resource exists; removing one would change it.
+// createOnlyFields cannot change once the resource exists; removing one would change it. An external
+// auth has none.
 var createOnlyFields = map[names.Kind][]string{
 	names.KindCluster: {
 		"location",
@@ -90,6 +102,12 @@ var createOnlyFields = map[names.Kind][]string{
 		"properties.platform.availabilityZone",
 		"properties.autoRepair",
 	},
+}
+
+// optionalObjects may be removed whole though a field inside them is required: the field is required
+// only of an object that is there.
+var optionalObjects = map[names.Kind][]string{
+	names.KindExternalAuth: {"properties.claim.mappings.groups"},
 }
 
 // requiredIn tells whether path is required in v: 2025-12-23-preview made version and version.id
@@ -159,6 +177,9 @@ func removal(v APIVersion, kind names.Kind, path string, held any) *field.Error 
 	}
 	if createOnlyIn(v, kind, path) {
 		return field.Forbidden(fp, "cannot be removed: it cannot be changed once the resource exists")
+	}
+	if slices.Contains(optionalObjects[kind], path) {
+		return nil
 	}
 	// An object goes with everything in it.
 	var inside string

@@ -7,10 +7,11 @@ import (
 )
 
 // TestResponsesValidateAgainstOpenAPI checks every body the conversion produces for a fully
-// populated cluster and node pool against the OpenAPI document of its api-version.
+// populated cluster, node pool and external auth against the OpenAPI document of its api-version.
 func TestResponsesValidateAgainstOpenAPI(t *testing.T) {
 	cluster := withClusterStatus(createCluster(t, V20260901Preview, fullClusterBody))
 	pool := withNodePoolStatus(createNodePool(t, V20260901Preview, fullNodePoolBody))
+	auth := withExternalAuthStatus(createExternalAuth(t, V20260901Preview, fullExternalAuthBody))
 	for _, v := range APIVersions {
 		t.Run(string(v), func(t *testing.T) {
 			if err := validateAgainst(t, v, "HcpOpenShiftCluster", clusterJSON(t, v, cluster)); err != nil {
@@ -18,6 +19,9 @@ func TestResponsesValidateAgainstOpenAPI(t *testing.T) {
 			}
 			if err := validateAgainst(t, v, "NodePool", nodePoolJSON(t, v, pool)); err != nil {
 				t.Errorf("node pool: %v\n%s", err, nodePoolJSON(t, v, pool))
+			}
+			if err := validateAgainst(t, v, "ExternalAuth", externalAuthJSON(t, v, auth)); err != nil {
+				t.Errorf("external auth: %v\n%s", err, externalAuthJSON(t, v, auth))
 			}
 		})
 	}

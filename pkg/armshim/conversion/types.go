@@ -198,3 +198,74 @@ type Taint struct {
 	Value  *string `json:"value,omitempty"`
 	Effect string  `json:"effect"`
 }
+
+// ExternalAuth is an externalAuths resource of a cluster: a proxy resource, with neither location
+// nor tags.
+type ExternalAuth struct {
+	ID         *string                 `json:"id,omitempty"`
+	Name       *string                 `json:"name,omitempty"`
+	Type       *string                 `json:"type,omitempty"`
+	SystemData *SystemData             `json:"systemData,omitempty"`
+	Properties *ExternalAuthProperties `json:"properties,omitempty"`
+}
+
+// ExternalAuthProperties are the properties of an external auth.
+type ExternalAuthProperties struct {
+	ProvisioningState *string `json:"provisioningState,omitempty"`
+	// Condition is how 2024-06-10-preview and 2025-12-23-preview report the state: one condition, where
+	// later versions have status.conditions.
+	Condition *Condition                  `json:"condition,omitempty"`
+	Status    *ResourceStatus             `json:"status,omitempty"`
+	Issuer    *TokenIssuerProfile         `json:"issuer,omitempty"`
+	Clients   []ExternalAuthClientProfile `json:"clients,omitempty"`
+	Claim     *ExternalAuthClaimProfile   `json:"claim,omitempty"`
+}
+
+type TokenIssuerProfile struct {
+	URL       *string  `json:"url,omitempty"`
+	Audiences []string `json:"audiences,omitempty"`
+	CA        *string  `json:"ca,omitempty"`
+}
+
+type ExternalAuthClientProfile struct {
+	Component   *ExternalAuthClientComponentProfile `json:"component,omitempty"`
+	ClientID    *string                             `json:"clientId,omitempty"`
+	ExtraScopes []string                            `json:"extraScopes,omitempty"`
+	Type        *string                             `json:"type,omitempty"`
+}
+
+type ExternalAuthClientComponentProfile struct {
+	Name                *string `json:"name,omitempty"`
+	AuthClientNamespace *string `json:"authClientNamespace,omitempty"`
+}
+
+type ExternalAuthClaimProfile struct {
+	Mappings        *TokenClaimMappingsProfile `json:"mappings,omitempty"`
+	ValidationRules []TokenClaimValidationRule `json:"validationRules,omitempty"`
+}
+
+type TokenClaimMappingsProfile struct {
+	Username *UsernameClaimProfile `json:"username,omitempty"`
+	Groups   *GroupClaimProfile    `json:"groups,omitempty"`
+}
+
+type UsernameClaimProfile struct {
+	Claim        *string `json:"claim,omitempty"`
+	Prefix       *string `json:"prefix,omitempty"`
+	PrefixPolicy *string `json:"prefixPolicy,omitempty"`
+}
+
+type GroupClaimProfile struct {
+	Claim  *string `json:"claim,omitempty"`
+	Prefix *string `json:"prefix,omitempty"`
+}
+
+type TokenClaimValidationRule struct {
+	Type          *string             `json:"type,omitempty"`
+	RequiredClaim *TokenRequiredClaim `json:"requiredClaim,omitempty"`
+}
+
+type TokenRequiredClaim struct {
+	Claim         *string `json:"claim,omitempty"`
+	RequiredValue *string `json:"requiredValue,omitempty"`
+}

@@ -75,3 +75,18 @@ func nodePoolForVersion(v APIVersion, np *NodePool) {
 		p.Platform.OSDisk.DiskType = nil
 	}
 }
+
+// externalAuthForVersion shows an external auth's state as v has it: one condition before
+// 2026-06-30-preview, status.conditions from it on. Both are read-only, so a request's are dropped
+// here too.
+func externalAuthForVersion(v APIVersion, ea *ExternalAuth) {
+	p := ea.Properties
+	if p == nil {
+		return
+	}
+	if v.hasStatusConditions() {
+		p.Condition = nil
+	} else {
+		p.Status = nil
+	}
+}

@@ -1,5 +1,5 @@
-// Package names maps ARM resource IDs of Microsoft.RedHatOpenShift clusters and node pools to the
-// Kubernetes namespaces and names of HCPClusters and NodePools, and back.
+// Package names maps ARM resource IDs of Microsoft.RedHatOpenShift clusters, node pools and external
+// auths to the Kubernetes namespaces and names of HCPClusters, NodePools and ExternalAuths, and back.
 //
 // ARM compares resource IDs without regard to case, Kubernetes names are lowercase: so a namespace
 // stands for one subscription and resource group whatever their casing, names are lowercased, and the
@@ -23,6 +23,7 @@ const (
 	ProviderNamespace = "Microsoft.RedHatOpenShift"
 	ClusterType       = ProviderNamespace + "/hcpOpenShiftClusters"
 	NodePoolType      = ClusterType + "/nodePools"
+	ExternalAuthType  = ClusterType + "/externalAuths"
 )
 
 // Annotations that keep what lowercase Kubernetes names lose.
@@ -51,18 +52,20 @@ func SubscriptionSelector(subscriptionID string) string {
 	return LabelSubscription + "=" + strings.ToLower(subscriptionID)
 }
 
-// The name patterns of the OpenAPI documents (cluster: at most 54 characters, node pool: at most 15).
+// The name patterns of the OpenAPI documents (cluster: at most 54 characters, node pool and external
+// auth: at most 15).
 var (
-	clusterNamePattern  = regexp.MustCompile(`^[a-zA-Z]([-a-zA-Z0-9]{0,52}[a-zA-Z0-9])?$`)
-	nodePoolNamePattern = regexp.MustCompile(`^[a-zA-Z]([-a-zA-Z0-9]{0,13}[a-zA-Z0-9])?$`)
+	clusterNamePattern = regexp.MustCompile(`^[a-zA-Z]([-a-zA-Z0-9]{0,52}[a-zA-Z0-9])?$`)
+	childNamePattern   = regexp.MustCompile(`^[a-zA-Z]([-a-zA-Z0-9]{0,13}[a-zA-Z0-9])?$`)
 )
 
 // Kind says which resource an ID names.
 type Kind string
 
 const (
-	KindCluster  Kind = "HCPCluster"
-	KindNodePool Kind = "NodePool"
+	KindCluster      Kind = "HCPCluster"
+	KindNodePool     Kind = "NodePool"
+	KindExternalAuth Kind = "ExternalAuth"
 )
 
 // Object is where an ARM resource lives in the Kubernetes API.
@@ -70,7 +73,7 @@ type Object struct {
 	Kind Kind
 	// Namespace is the namespace of the ID's subscription and resource group.
 	Namespace string
-	// Name is the object's name: the cluster's lowercased, or <cluster>.<pool> lowercased.
+	// Name is the object's name: the cluster's lowercased, or <cluster>.<pool> (<cluster>.<auth>) lowercased.
 	Name string
 	// ClusterName is the HCPCluster's object name (for a cluster, Name again).
 	ClusterName string
@@ -78,7 +81,7 @@ type Object struct {
 	ID *arm.ResourceID
 }
 
-// Parse maps the resource ID of a cluster or node pool to its object. Errors say what is wrong with
+// Parse maps the resource ID of a cluster, node pool or external auth to its object. Errors say what is wrong with
 // the ID, for a 400 or 404 to the caller.
 func Parse(resourceID string) (Object, error) {
 	id, err := arm.ParseResourceID(resourceID)
@@ -93,17 +96,25 @@ func Parse(resourceID string) (Object, error) {
 		name := ClusterName(id.Name)
 		return Object{Kind: KindCluster, Namespace: Namespace(id.SubscriptionID, id.ResourceGroupName), Name: name, ClusterName: name, ID: id}, nil
 	case strings.EqualFold(id.ResourceType.String(), NodePoolType):
-		if err := checkCluster(id.Parent); err != nil {
-			return Object{}, fmt.Errorf("invalid resource ID %q: %w", resourceID, err)
-		}
-		if !nodePoolNamePattern.MatchString(id.Name) {
-			return Object{}, fmt.Errorf("invalid resource ID %q: node pool name %q must be 1 to 15 letters, digits and '-', start with a letter and not end with '-'", resourceID, id.Name)
-		}
-		cluster := ClusterName(id.Parent.Name)
-		return Object{Kind: KindNodePool, Namespace: Namespace(id.SubscriptionID, id.ResourceGroupName), Name: NodePoolName(id.Parent.Name, id.Name), ClusterName: cluster, ID: id}, nil
+		return parseChild(resourceID, id, KindNodePool, "node pool")
+	case strings.EqualFold(id.ResourceType.String(), ExternalAuthType):
+		return parseChild(resourceID, id, KindExternalAuth, "external auth")
 	default:
-		return Object{}, fmt.Errorf("invalid resource ID %q: resource type %q is neither %s nor %s", resourceID, id.ResourceType.String(), ClusterType, NodePoolType)
+		return Object{}, fmt.Errorf("invalid resource ID %q: resource type %q is none of %s, %s and %s", resourceID, id.ResourceType.String(), ClusterType, NodePoolType, ExternalAuthType)
 	}
+}
+
+// parseChild maps the ID of a resource of a cluster (a node pool, an external auth) to its object,
+// named <cluster>.<name> in the cluster's namespace.
+func parseChild(resourceID string, id *arm.ResourceID, kind Kind, what string) (Object, error) {
+	if err := checkCluster(id.Parent); err != nil {
+		return Object{}, fmt.Errorf("invalid resource ID %q: %w", resourceID, err)
+	}
+	if !childNamePattern.MatchString(id.Name) {
+		return Object{}, fmt.Errorf("invalid resource ID %q: %s name %q must be 1 to 15 letters, digits and '-', start with a letter and not end with '-'", resourceID, what, id.Name)
+	}
+	return Object{Kind: kind, Namespace: Namespace(id.SubscriptionID, id.ResourceGroupName), Name: ChildName(id.Parent.Name, id.Name),
+		ClusterName: ClusterName(id.Parent.Name), ID: id}, nil
 }
 
 // checkCluster checks that id is a cluster directly in a resource group with a valid name.
@@ -169,9 +180,10 @@ func dnsLabelish(s string, max int) string {
 // ClusterName returns the HCPCluster name of an ARM cluster name.
 func ClusterName(armName string) string { return strings.ToLower(armName) }
 
-// NodePoolName returns the NodePool name of an ARM node pool of an ARM cluster: <cluster>.<pool>.
-func NodePoolName(armCluster, armPool string) string {
-	return strings.ToLower(armCluster) + "." + strings.ToLower(armPool)
+// ChildName returns the object name of an ARM node pool or external auth of an ARM cluster:
+// <cluster>.<name>.
+func ChildName(armCluster, armName string) string {
+	return strings.ToLower(armCluster) + "." + strings.ToLower(armName)
 }
 
 // ObjectAnnotations returns the annotations an object keeps its ARM ID in.

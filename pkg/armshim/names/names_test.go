@@ -11,6 +11,7 @@ const (
 	sub        = "00000000-1111-2222-3333-444444444444"
 	clusterID  = "/subscriptions/" + sub + "/resourceGroups/My_RG.(prod)/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/Dev-Cluster"
 	nodePoolID = clusterID + "/nodePools/Workers-1"
+	authID     = clusterID + "/externalAuths/Entra"
 )
 
 func TestParse(t *testing.T) {
@@ -28,12 +29,13 @@ func TestParse(t *testing.T) {
 			id:   strings.ToUpper(nodePoolID),
 			want: Object{Kind: KindNodePool, Namespace: ns, Name: "dev-cluster.workers-1", ClusterName: "dev-cluster"},
 		},
+		{name: "external auth", id: authID, want: Object{Kind: KindExternalAuth, Namespace: ns, Name: "dev-cluster.entra", ClusterName: "dev-cluster"}},
 		{name: "not an ID", id: "dev-cluster", wantErr: "invalid resource ID"},
 		{name: "empty", id: "", wantErr: "invalid resource ID"},
 		{
 			name:    "other provider",
 			id:      "/subscriptions/" + sub + "/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/vm",
-			wantErr: "is neither",
+			wantErr: "is none of",
 		},
 		{
 			name:    "cluster name too long",
@@ -47,6 +49,7 @@ func TestParse(t *testing.T) {
 		},
 		{name: "node pool name too long", id: clusterID + "/nodePools/" + strings.Repeat("p", 16), wantErr: "must be 1 to 15"},
 		{name: "node pool name starts with a digit", id: clusterID + "/nodePools/1pool", wantErr: "must be 1 to 15"},
+		{name: "external auth name too long", id: clusterID + "/externalAuths/" + strings.Repeat("e", 16), wantErr: "external auth name"},
 		{
 			name:    "cluster without resource group",
 			id:      "/subscriptions/" + sub + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c",
