@@ -25,6 +25,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/breakglasscredential"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/externalauth"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/hcpcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/managementcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/nodepool"
@@ -50,6 +51,7 @@ var admittedKinds = []admittedKind{
 	{"nodepools", func() runtime.Object { return &hcp.NodePool{} }, nodepool.NewStrategy(apiserver.Scheme)},
 	{"breakglasscredentials", func() runtime.Object { return &hcp.BreakglassCredential{} }, breakglasscredential.NewStrategy(apiserver.Scheme)},
 	{"managementclusters", func() runtime.Object { return &hcp.ManagementCluster{} }, managementcluster.NewStrategy(apiserver.Scheme)},
+	{"externalauths", func() runtime.Object { return &hcp.ExternalAuth{} }, externalauth.NewStrategy(apiserver.Scheme)},
 }
 
 // admittedFormats are the media types request bodies arrive in.
@@ -73,7 +75,8 @@ func FuzzAdmission(f *testing.F) {
 	late := fixtures.NodePool(requestNamespace, "going", "workers")
 	for format := range admittedFormats {
 		for _, obj := range []runtime.Object{dev, pool, orphan, late, experimental, fixtures.ManagementCluster("mc-1"),
-			fixtures.BreakglassCredential(requestNamespace, "dev", "oncall"), fixtures.BreakglassCredential(requestNamespace, "gone", "oncall")} {
+			fixtures.BreakglassCredential(requestNamespace, "dev", "oncall"), fixtures.BreakglassCredential(requestNamespace, "gone", "oncall"),
+			fixtures.ExternalAuth(requestNamespace, "dev", "entra"), fixtures.ExternalAuth(requestNamespace, "going", "entra")} {
 			f.Add(uint8(format), kindOf(f, obj), encodeBody(f, uint8(format), obj), []byte(nil))
 		}
 		f.Add(uint8(format), kindOf(f, dev), encodeBody(f, uint8(format), upgraded), encodeBody(f, uint8(format), dev))

@@ -31,6 +31,7 @@ var bodyKinds = []func() runtime.Object{
 	func() runtime.Object { return &hcp.ManagementCluster{} },
 	func() runtime.Object { return &hcp.ARMSubscription{} },
 	func() runtime.Object { return &hcp.ARMOperation{} },
+	func() runtime.Object { return &hcp.ExternalAuth{} },
 }
 
 // FuzzRequestBody takes a request body as the server's handlers do before any validation: decoded by
@@ -152,8 +153,9 @@ func seedObjects() []runtime.Object {
 		&v1alpha1.ARMOperation{ObjectMeta: metav1.ObjectMeta{Name: "0a1b2c3d-0000-4000-8000-0000000000ff"},
 			Spec: v1alpha1.ARMOperationSpec{Request: v1alpha1.ARMOperationCreate, ResourceID: "/subscriptions/x", SubscriptionID: "x",
 				Location: "eastus", Target: v1alpha1.ARMOperationTarget{Resource: "hcpclusters", Namespace: "ns", Name: "dev"}}},
+		fixtures.ExternalAuth("ns", "dev", "entra"),
 	}
-	kinds := []string{"HCPCluster", "NodePool", "BreakglassCredential", "ManagementCluster", "ARMSubscription", "ARMOperation"}
+	kinds := []string{"HCPCluster", "NodePool", "BreakglassCredential", "ManagementCluster", "ARMSubscription", "ARMOperation", "ExternalAuth"}
 	for i, obj := range objs {
 		obj.GetObjectKind().SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(kinds[i]))
 	}
