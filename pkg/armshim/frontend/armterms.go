@@ -19,8 +19,8 @@ var (
 	// `nodepools.hcp.aro.azure.com "dev.a" already exists`.
 	alreadyExistsPattern = regexp.MustCompile(`[a-z]+\.hcp\.aro\.azure\.com "[^"]*" already exists`)
 	// An object named by kind and namespace/name, or by kind and name in the request's namespace.
-	objectPattern = regexp.MustCompile(`\b(HCPCluster|NodePool) (?:([a-z0-9][-a-z0-9]*)/)?([a-z0-9][-a-z0-9.]*[a-z0-9])`)
-	// A field path of an HCPCluster or NodePool.
+	objectPattern = regexp.MustCompile(`\b(HCPCluster|NodePool|ExternalAuth) (?:([a-z0-9][-a-z0-9]*)/)?([a-z0-9][-a-z0-9.]*[a-z0-9])`)
+	// A field path of an HCPCluster, NodePool or ExternalAuth.
 	fieldPattern = regexp.MustCompile(`\b(?:spec|metadata|status)(?:\.[A-Za-z0-9]+(?:\[[^\]]*\])?)+`)
 )
 
@@ -48,16 +48,26 @@ func (f *Frontend) messageInARMTerms(req *request, msg string) string {
 		parts := objectPattern.FindStringSubmatch(m)
 		return f.armNameOf(req, parts[1], parts[2], parts[3])
 	})
-	return fieldPattern.ReplaceAllStringFunc(msg, armFieldName)
+	return fieldPattern.ReplaceAllStringFunc(msg, func(apiPath string) string {
+		if _, auth := req.vars["auth"]; auth && strings.HasPrefix(apiPath, "spec.clusterName") {
+			return "the external auth's cluster"
+		}
+		return armFieldName(apiPath)
+	})
+}
+
+// armNouns are how messages name another object of each kind, and an object in the caller's subscription.
+var armNouns = map[string]struct{ another, named string }{
+	string(names.KindCluster):      {"another cluster", "cluster"},
+	string(names.KindNodePool):     {"another node pool", "node pool"},
+	string(names.KindExternalAuth): {"another external auth", "external auth"},
 }
 
 // armNameOf names an object as ARM does: by the resource ID kept in its annotations. An object in
 // another subscription stays unnamed, as ARM never shows a caller another subscription's resources.
 func (f *Frontend) armNameOf(req *request, kind, namespace, name string) string {
-	what := "another cluster"
-	if kind == string(names.KindNodePool) {
-		what = "another node pool"
-	}
+	nouns := armNouns[kind]
+	what := nouns.another
 	sub, rg := req.vars["sub"], req.vars["rg"]
 	if namespace == "" && rg != "" {
 		namespace = names.Namespace(sub, rg)
@@ -67,21 +77,20 @@ func (f *Frontend) armNameOf(req *request, kind, namespace, name string) string 
 	}
 	// The watch cache is enough to name an object, and costs etcd nothing.
 	opts := metav1.GetOptions{ResourceVersion: "0"}
-	var annotations map[string]string
-	if kind == string(names.KindCluster) {
-		obj, err := f.client.HcpV1alpha1().HCPClusters(namespace).Get(req.ctx, name, opts)
-		if err != nil {
-			return what
-		}
-		annotations = obj.Annotations
-	} else {
-		obj, err := f.client.HcpV1alpha1().NodePools(namespace).Get(req.ctx, name, opts)
-		if err != nil {
-			return what
-		}
-		annotations = obj.Annotations
+	var obj metav1.Object
+	var err error
+	switch kind {
+	case string(names.KindCluster):
+		obj, err = f.client.HcpV1alpha1().HCPClusters(namespace).Get(req.ctx, name, opts)
+	case string(names.KindNodePool):
+		obj, err = f.client.HcpV1alpha1().NodePools(namespace).Get(req.ctx, name, opts)
+	default:
+		obj, err = f.client.HcpV1alpha1().ExternalAuths(namespace).Get(req.ctx, name, opts)
 	}
-	armName, err := names.FromAnnotations(annotations)
+	if err != nil {
+		return what
+	}
+	armName, err := names.FromAnnotations(obj.GetAnnotations())
 	if err != nil {
 		return what
 	}
@@ -89,13 +98,10 @@ func (f *Frontend) armNameOf(req *request, kind, namespace, name string) string 
 	if err != nil || !strings.EqualFold(o.ID.SubscriptionID, sub) {
 		return what
 	}
-	if kind == string(names.KindNodePool) {
-		return "node pool '" + armName.ID + "'"
-	}
-	return "cluster '" + armName.ID + "'"
+	return nouns.named + " '" + armName.ID + "'"
 }
 
-// armFieldName names a field of an HCPCluster or NodePool as ARM's caller knows it.
+// armFieldName names a field of an HCPCluster, NodePool or ExternalAuth as ARM's caller knows it.
 func armFieldName(apiPath string) string {
 	if p, ok := armFieldPath(apiPath); ok {
 		return p

@@ -33,7 +33,6 @@ const (
 	CodeUnsupportedMediaType     = "UnsupportedMediaType"
 	CodeInvalidResource          = "InvalidResource"
 	CodeMethodNotAllowed         = "MethodNotAllowed"
-	CodeNotImplemented           = "NotImplemented"
 	CodeForbidden                = "Forbidden"
 	CodeInternalServerError      = "InternalServerError"
 	CodeServiceUnavailable       = "ServiceUnavailable"

@@ -37,6 +37,7 @@ type Frontend struct {
 	namespaces corev1client.NamespaceInterface
 	clusters   *kind[*hcpv1alpha1.HCPCluster]
 	nodePools  *kind[*hcpv1alpha1.NodePool]
+	auths      *kind[*hcpv1alpha1.ExternalAuth]
 	routes     []*route
 }
 
@@ -54,6 +55,7 @@ func New(cfg Config) (*Frontend, error) {
 	f := &Frontend{client: cfg.Client, location: normalizeLocation(cfg.Location), catalog: cfg.Catalog, subs: cfg.Subscriptions, namespaces: cfg.Namespaces}
 	f.clusters = clusterKind(cfg.Client)
 	f.nodePools = nodePoolKind(cfg.Client, f.clusters)
+	f.auths = externalAuthKind(cfg.Client, f.clusters)
 	f.routes = f.newRoutes()
 	return f, nil
 }
@@ -80,10 +82,7 @@ func (f *Frontend) newRoutes() []*route {
 	)
 	get, put, patch, del, post := http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodPost
 	gated := true
-	cl, np := f.clusters, f.nodePools
-	all := func(h handlerFunc) map[string]handlerFunc {
-		return map[string]handlerFunc{get: h, put: h, patch: h, del: h, post: h}
-	}
+	cl, np, ea := f.clusters, f.nodePools, f.auths
 	return []*route{
 		newRoute("/providers/microsoft.redhatopenshift/operations", anyVersion, "operations", !gated,
 			map[string]handlerFunc{get: f.listProviderOperations}),
@@ -111,8 +110,14 @@ func (f *Frontend) newRoutes() []*route {
 			patch: func(r *request) error { return patchResource(f, np, r) },
 			del:   func(r *request) error { return deleteResource(f, np, r) },
 		}),
-		newRoute(cluster+"/externalauths", resourceVersions, auths, gated, all(f.notImplemented)),
-		newRoute(cluster+"/externalauths/{auth}", resourceVersions, auths, gated, all(f.notImplemented)),
+		newRoute(cluster+"/externalauths", resourceVersions, auths, gated,
+			map[string]handlerFunc{get: f.listExternalAuths}),
+		newRoute(cluster+"/externalauths/{auth}", resourceVersions, auths, gated, map[string]handlerFunc{
+			get:   func(r *request) error { return getResource(f, ea, r) },
+			put:   func(r *request) error { return putResource(f, ea, r) },
+			patch: func(r *request) error { return patchResource(f, ea, r) },
+			del:   func(r *request) error { return deleteResource(f, ea, r) },
+		}),
 		newRoute(location+"/hcpopenshiftversions", resourceVersions, versions, gated,
 			map[string]handlerFunc{get: f.listVersions}),
 		newRoute(location+"/hcpopenshiftversions/{version}", resourceVersions, versions, gated,

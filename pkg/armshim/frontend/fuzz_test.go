@@ -24,6 +24,8 @@ var fuzzTargets = []string{
 	"/subscriptions/" + testSub + "/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOpenShiftVersions/{}",
 	testRGPath + "/providers/Microsoft.RedHatOpenShift/deployments/{}/preflight",
 	testRGPath + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters?{}",
+	testCluster + "/externalAuths/{}",
+	testCluster + "/externalAuths?{}",
 }
 
 var fuzzMethods = []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodPost}
@@ -45,6 +47,9 @@ func FuzzARMRequest(f *testing.F) {
 	f.Add(uint8(11), uint8(4), "d1", "api-version="+testAPI, []byte(`{"resources":[{"type":"Microsoft.RedHatOpenShift/hcpOpenShiftClusters","name":"x","apiVersion":"`+testAPI+`","location":"eastus","properties":{}}]}`))
 	f.Add(uint8(3), uint8(0), "..", "api-version="+testAPI, []byte(nil))
 	f.Add(uint8(7), uint8(0), "%25", "api-version="+testAPI, []byte(nil))
+	f.Add(uint8(13), uint8(1), "entra", "api-version="+testAPI, []byte(minimalExternalAuthBody))
+	f.Add(uint8(13), uint8(2), "entra", "api-version=2024-06-10-preview", []byte(`{"properties":{"issuer":null,"condition":{},"clients":[{}]}}`))
+	f.Add(uint8(14), uint8(0), "", "api-version="+testAPI+"&$top=1&$skipToken=x", []byte(nil))
 	f.Add(uint8(0), uint8(1), "x", "api-version="+testAPI, []byte(`{"properties":`+strings.Repeat("[", 2000)+strings.Repeat("]", 2000)+`}`))
 
 	f.Fuzz(func(t *testing.T, target, method uint8, id, query string, body []byte) {

@@ -80,8 +80,40 @@ func nodePoolKind(client versioned.Interface, clusters *kind[*hcpv1alpha1.HCPClu
 	}
 }
 
-// parentCluster reads the cluster of a node pool, which must exist and be neither provisioning nor
-// being deleted for its node pools to change.
+func externalAuthKind(client versioned.Interface, clusters *kind[*hcpv1alpha1.HCPCluster]) *kind[*hcpv1alpha1.ExternalAuth] {
+	c := client.HcpV1alpha1()
+	return &kind[*hcpv1alpha1.ExternalAuth]{
+		resource: "externalauths",
+		get: func(ctx context.Context, ns, name string, opts metav1.GetOptions) (*hcpv1alpha1.ExternalAuth, error) {
+			return c.ExternalAuths(ns).Get(ctx, name, opts)
+		},
+		create: func(ctx context.Context, obj *hcpv1alpha1.ExternalAuth, opts metav1.CreateOptions) (*hcpv1alpha1.ExternalAuth, error) {
+			return c.ExternalAuths(obj.Namespace).Create(ctx, obj, opts)
+		},
+		update: func(ctx context.Context, obj *hcpv1alpha1.ExternalAuth, opts metav1.UpdateOptions) (*hcpv1alpha1.ExternalAuth, error) {
+			return c.ExternalAuths(obj.Namespace).Update(ctx, obj, opts)
+		},
+		delete: func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error {
+			return c.ExternalAuths(ns).Delete(ctx, name, opts)
+		},
+		fromARM: func(req conversion.Request, existing *hcpv1alpha1.ExternalAuth) (*hcpv1alpha1.ExternalAuth, field.ErrorList) {
+			return conversion.ExternalAuthFromARM(req, existing)
+		},
+		// An external auth is a proxy resource: it has no location.
+		toARM: func(v conversion.APIVersion, obj *hcpv1alpha1.ExternalAuth, _ string) (any, error) {
+			return conversion.ExternalAuthToARM(v, obj)
+		},
+		meta:  func(obj *hcpv1alpha1.ExternalAuth) metav1.Object { return obj },
+		state: func(obj *hcpv1alpha1.ExternalAuth) hcpv1alpha1.ProvisioningState { return obj.Status.ProvisioningState },
+		parentAllows: func(req *request, res *armResource) error {
+			_, err := parentCluster(clusters, req, res)
+			return err
+		},
+	}
+}
+
+// parentCluster reads the cluster of a node pool or external auth, which must exist and be neither
+// provisioning nor being deleted for its node pools and external auths to change.
 func parentCluster(clusters *kind[*hcpv1alpha1.HCPCluster], req *request, res *armResource) (*hcpv1alpha1.HCPCluster, error) {
 	parent := res.clusterOf()
 	cluster, found, err := clusters.getResource(req, parent)

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
+	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
 )
 
@@ -91,6 +92,30 @@ func (f *Frontend) listClusters(req *request) error {
 
 // listNodePools lists the node pools of one cluster.
 func (f *Frontend) listNodePools(req *request) error {
+	return listOfCluster(f, f.nodePools, req, "NodePool", func(ns string, opts metav1.ListOptions) ([]*hcpv1alpha1.NodePool, string, error) {
+		list, err := f.client.HcpV1alpha1().NodePools(ns).List(req.ctx, opts)
+		if err != nil {
+			return nil, "", err
+		}
+		return itemPointers(list.Items), list.Continue, nil
+	})
+}
+
+// listExternalAuths lists the external auths of one cluster (one at most, but paged as ARM lists are).
+func (f *Frontend) listExternalAuths(req *request) error {
+	return listOfCluster(f, f.auths, req, "ExternalAuth", func(ns string, opts metav1.ListOptions) ([]*hcpv1alpha1.ExternalAuth, string, error) {
+		list, err := f.client.HcpV1alpha1().ExternalAuths(ns).List(req.ctx, opts)
+		if err != nil {
+			return nil, "", err
+		}
+		return itemPointers(list.Items), list.Continue, nil
+	})
+}
+
+// listOfCluster answers a list of the node pools or external auths of the cluster the path names:
+// those of the subscription (by label) and of the cluster (by field selector), a page at a time.
+func listOfCluster[T any](f *Frontend, k *kind[T], req *request, kindName string,
+	list func(ns string, opts metav1.ListOptions) ([]T, string, error)) error {
 	res, err := parseResource(req)
 	if err != nil {
 		return err
@@ -106,21 +131,30 @@ func (f *Frontend) listNodePools(req *request) error {
 	}
 	opts.LabelSelector = names.SubscriptionSelector(req.vars["sub"])
 	opts.FieldSelector = fields.OneTermEqualSelector("spec.clusterName", res.obj.ClusterName).String()
-	list, err := f.client.HcpV1alpha1().NodePools(res.obj.Namespace).List(req.ctx, opts)
+	objs, continueToken, err := list(res.obj.Namespace, opts)
 	if err != nil {
 		return listError(req, err)
 	}
-	items := make([]any, 0, len(list.Items))
-	for i := range list.Items {
-		body, err := f.nodePools.toARM(req.resourceAPIVersion(), &list.Items[i], f.location)
+	items := make([]any, 0, len(objs))
+	for _, obj := range objs {
+		body, err := k.toARM(req.resourceAPIVersion(), obj, f.location)
 		if err != nil {
-			req.logger.Info("Leaving out of a list a NodePool that is not an ARM resource", "nodePool", list.Items[i].Namespace+"/"+list.Items[i].Name, "err", err)
+			meta := k.meta(obj)
+			req.logger.Info("Leaving out of a list an object that is not an ARM resource", "kind", kindName, "object", meta.GetNamespace()+"/"+meta.GetName(), "err", err)
 			continue
 		}
 		items = append(items, body)
 	}
-	writePage(req, items, list.Continue)
+	writePage(req, items, continueToken)
 	return nil
+}
+
+func itemPointers[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
 }
 
 // listError maps a list's error; a continue token the API no longer knows (410) is a bad $skipToken.

@@ -159,8 +159,8 @@ func (f *Frontend) getOperationResult(req *request) error {
 	}
 }
 
-// targetBody is the ARM body of the cluster or node pool an operation created or updated, as it is
-// now; one that is gone, or was replaced by another of the same name, is not found.
+// targetBody is the ARM body of the cluster, node pool or external auth an operation created or
+// updated, as it is now; one that is gone, or was replaced by another of the same name, is not found.
 func (f *Frontend) targetBody(req *request, t hcpv1alpha1.ARMOperationTarget) (any, error) {
 	missing := newCloudError(http.StatusNotFound, CodeNotFound, "", "The resource of the operation no longer exists.")
 	var (
@@ -181,6 +181,12 @@ func (f *Frontend) targetBody(req *request, t hcpv1alpha1.ARMOperationTarget) (a
 		if err = getErr; err == nil {
 			uid = np.UID
 			body, err = f.nodePools.toARM(v, np, f.location)
+		}
+	case "externalauths":
+		ea, getErr := f.client.HcpV1alpha1().ExternalAuths(t.Namespace).Get(req.ctx, t.Name, metav1.GetOptions{})
+		if err = getErr; err == nil {
+			uid = ea.UID
+			body, err = f.auths.toARM(v, ea, f.location)
 		}
 	default:
 		return nil, internalError()

@@ -53,8 +53,3 @@ func (f *Frontend) listProviderOperations(req *request) error {
 	writeJSON(req.w, http.StatusOK, page{Value: providerOperations})
 	return nil
 }
-
-// notImplemented answers the external auth routes, which hcp-apiserver has no resource for yet.
-func (f *Frontend) notImplemented(req *request) error {
-	return newCloudError(http.StatusNotImplemented, CodeNotImplemented, "", "External authentication is not implemented by this resource provider.")
-}

@@ -51,6 +51,9 @@ func TestClusterRole(t *testing.T) {
 		{"PUT", testNodePool + q, minimalNodePoolBody},
 		{"PUT", testNodePool + q, minimalNodePoolBody},
 		{"GET", testCluster + "/nodePools" + q, ""},
+		{"PUT", testAuth + q, minimalExternalAuthBody},
+		{"PATCH", testAuth + q, `{"properties":{"issuer":{"ca":null}}}`},
+		{"GET", testCluster + "/externalAuths" + q, ""},
 		{"POST", testCluster + "/requestadmincredential?api-version=2026-06-30-preview", ""},
 		{"POST", testCluster + "/revokecredentials" + q, ""},
 		{"POST", testRGPath + "/providers/Microsoft.RedHatOpenShift/deployments/d/preflight" + q,
@@ -81,7 +84,7 @@ func TestClusterRole(t *testing.T) {
 			}
 		}
 	}
-	for _, target := range []string{testNodePool, testCluster} {
+	for _, target := range []string{testNodePool, testAuth, testCluster} {
 		if rec := call(f, "DELETE", target+q, ""); rec.Code != 202 {
 			t.Fatalf("DELETE %s: %d %s", target, rec.Code, rec.Body)
 		}

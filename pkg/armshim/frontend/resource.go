@@ -17,7 +17,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
 )
 
-// armResource is the cluster or node pool a request's path names.
+// armResource is the cluster, node pool or external auth a request's path names.
 type armResource struct {
 	obj names.Object
 	// id is the resource ID, with the names as the caller spelled them.
@@ -26,8 +26,11 @@ type armResource struct {
 
 // armType is the resource's ARM type, as messages name it.
 func (a *armResource) armType() string {
-	if a.obj.Kind == names.KindNodePool {
+	switch a.obj.Kind {
+	case names.KindNodePool:
 		return names.NodePoolType
+	case names.KindExternalAuth:
+		return names.ExternalAuthType
 	}
 	return names.ClusterType
 }
@@ -43,11 +46,15 @@ func clusterID(vars map[string]string) string {
 	return "/subscriptions/" + vars["sub"] + "/resourceGroups/" + vars["rg"] + providerPath + "/hcpOpenShiftClusters/" + vars["cluster"]
 }
 
-// parseResource parses the resource ID of the request's path: the cluster's, or its node pool's.
+// parseResource parses the resource ID of the request's path: the cluster's, or its node pool's or
+// external auth's.
 func parseResource(req *request) (*armResource, error) {
 	id := clusterID(req.vars)
 	if np, ok := req.vars["nodepool"]; ok {
 		id += "/nodePools/" + np
+	}
+	if auth, ok := req.vars["auth"]; ok {
+		id += "/externalAuths/" + auth
 	}
 	obj, err := names.Parse(id)
 	if err != nil {
@@ -56,7 +63,7 @@ func parseResource(req *request) (*armResource, error) {
 	return &armResource{obj: obj, id: id}, nil
 }
 
-// clusterOf is the resource of the cluster a node pool belongs to.
+// clusterOf is the resource of the cluster a node pool or external auth belongs to.
 func (a *armResource) clusterOf() *armResource {
 	if a.obj.Kind == names.KindCluster {
 		return a
@@ -66,8 +73,8 @@ func (a *armResource) clusterOf() *armResource {
 	return &armResource{obj: obj, id: id}
 }
 
-// kind is how one kind of object is read, written and converted; the handlers of clusters and node
-// pools are the same code over two kinds.
+// kind is how one kind of object is read, written and converted; the handlers of clusters, node
+// pools and external auths are the same code over three kinds.
 type kind[T any] struct {
 	// resource is the API's plural, for an ARMOperation's target.
 	resource string
@@ -85,10 +92,13 @@ type kind[T any] struct {
 }
 
 // isTerminal tells whether nothing is in progress on a resource in state s. An empty state is a
-// resource no controller reported on yet, which blocks nothing.
+// resource no controller reported on yet, which blocks nothing. An external auth AwaitingSecret is
+// delivered and its operation over: what is left is the customer's (the client secret), so it takes
+// updates and deletes, or a wrong client could never be corrected without first making its secret.
 func isTerminal(s hcpv1alpha1.ProvisioningState) bool {
 	switch s {
-	case hcpv1alpha1.ProvisioningStateSucceeded, hcpv1alpha1.ProvisioningStateFailed, hcpv1alpha1.ProvisioningStateCanceled, "":
+	case hcpv1alpha1.ProvisioningStateSucceeded, hcpv1alpha1.ProvisioningStateFailed, hcpv1alpha1.ProvisioningStateCanceled,
+		hcpv1alpha1.ProvisioningStateAwaitingSecret, "":
 		return true
 	}
 	return false

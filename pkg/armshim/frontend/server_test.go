@@ -159,6 +159,30 @@ func TestAgainstHCPAPIServer(t *testing.T) {
 		}
 	})
 
+	t.Run("external auth", func(t *testing.T) {
+		auth := clusterPath("Alpha") + "/externalAuths/Entra"
+		rec := call(f, "PUT", auth+q, `{"properties": {"issuer": {"url": "http://issuer.example.com", "audiences": []},
+			"claim": {"mappings": {"username": {"claim": "email", "prefix": "p:"}}}}}`)
+		if ce := cloudError(t, rec); rec.Code != 400 || ce.Code != CodeMultipleErrorsOccurred || len(ce.Details) < 3 {
+			t.Errorf("invalid external auth: %d %s", rec.Code, rec.Body)
+		}
+		rec = call(f, "PUT", auth+q, minimalExternalAuthBody)
+		if rec.Code != 201 || !strings.Contains(rec.Body.String(), `"provisioningState":"Accepted"`) {
+			t.Fatalf("external auth create: %d %s", rec.Code, rec.Body)
+		}
+		// hcp-apiserver holds one external auth per cluster; its 409 reaches the caller in ARM's terms.
+		rec = call(f, "PUT", clusterPath("Alpha")+"/externalAuths/Other"+q, minimalExternalAuthBody)
+		if ce := cloudError(t, rec); rec.Code != 409 || ce.Code != CodeConflict ||
+			!strings.Contains(ce.Message, "a cluster can have one external auth only") || !strings.Contains(ce.Message, "externalAuths/Entra") ||
+			strings.Contains(ce.Message, "spec.") || strings.Contains(ce.Message, "hcp.aro.azure.com") {
+			t.Errorf("second external auth: %d %s", rec.Code, rec.Body)
+		}
+		rec = call(f, "GET", clusterPath("alpha")+"/externalauths"+q, "")
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"name":"Entra"`) || strings.Contains(rec.Body.String(), "Other") {
+			t.Errorf("external auth list: %d %s", rec.Code, rec.Body)
+		}
+	})
+
 	t.Run("responses match the OpenAPI documents", func(t *testing.T) {
 		armschema.Dir(t)
 		for _, v := range conversion.APIVersions {
@@ -168,6 +192,8 @@ func TestAgainstHCPAPIServer(t *testing.T) {
 				{"/subscriptions/" + testSub + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters" + qv, "HcpOpenShiftClusterListResult"},
 				{clusterPath("Alpha") + "/nodePools/Workers" + qv, "NodePool"},
 				{clusterPath("Alpha") + "/nodePools" + qv, "NodePoolListResult"},
+				{clusterPath("Alpha") + "/externalAuths/Entra" + qv, "ExternalAuth"},
+				{clusterPath("Alpha") + "/externalAuths" + qv, "ExternalAuthListResult"},
 				{"/subscriptions/" + testSub + "/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOpenShiftVersions" + qv, "HcpOpenShiftVersionListResult"},
 				{"/subscriptions/" + testSub + "/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOpenShiftVersions/4.20.1" + qv, "HcpOpenShiftVersion"},
 				{clusterPath("Missing") + qv, "common.ErrorResponse"},
