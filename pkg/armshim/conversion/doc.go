@@ -9,8 +9,7 @@
 //
 // ClusterFromARM, NodePoolFromARM and ExternalAuthFromARM turn a PUT body into the object to store,
 // given the stored one (nil on create); ClusterToARM, NodePoolToARM and ExternalAuthToARM give the body
-// of a response. Errors are
-// field.ErrorLists whose paths are ARM's JSON paths, for a CloudError's target. Where v1alpha1 has no
-// field for a part of ARM's envelope (tags, systemData, a node pool's location and identity), an
-// annotation under hcp.aro.azure.com/arm-... keeps it.
+// of a response. Errors are field.ErrorLists whose paths are ARM's JSON paths, for a CloudError's
+// target. Where v1alpha1 has no field for a part of ARM's envelope (tags, systemData, a node pool's
+// location and identity), an annotation under hcp.aro.azure.com/arm-... keeps it.
 package conversion
