@@ -3,7 +3,8 @@
 // The HyperShift operator cannot run on the test management cluster (a bare
 // kube-apiserver with the HyperShift CRDs installed), so this simulator stands in
 // for it. It watches HostedClusters, NodePools, break-glass
-// CertificateSigningRequests and CertificateRevocationRequests and writes the
+// CertificateSigningRequests, CertificateRevocationRequests and the Secrets of the
+// hosted clusters' stand-in openshift-config namespaces, and writes the
 // objects and status the real operators would write, so that the code delivering
 // and watching HyperShift manifests can be tested end to end:
 //
@@ -25,8 +26,22 @@
 //     A CertificateRevocationRequest rotates that CA and walks its conditions
 //     SignerClassValid, RootCertificatesRegenerated, NewCertificatesTrusted,
 //     LeafCertificatesRegenerated and PreviousCertificatesRevoked to True.
+//   - OIDC clients (the hosted cluster's components, such as the console operator): for a
+//     HostedCluster with spec.configuration.authentication of type OIDC, once it is
+//     Available, status.configuration.authentication.oidcClients has an entry per client of
+//     its provider (componentName, componentNamespace, currentOIDCClients and the
+//     conditions Available, Progressing and Degraded), as HyperShift copies it from the
+//     hosted cluster. The hosted cluster does not exist here: the namespace
+//     HostedConfigNamespace(namespace, name) of the management cluster, which the simulator
+//     creates, stands in for its openshift-config. A confidential client whose Secret
+//     (spec's clientSecret.name) is not there is Available=False and Degraded=True, with
+//     reason OIDCClientSecretGet and a message naming openshift-config/<secret>; a
+//     confidential client with its Secret, and a public client, is Available=True. The
+//     simulator watches those Secrets, so creating or deleting one updates the status at
+//     once. Without an OIDC provider there is no status.configuration.
 //   - Deletion: the finalizers are removed (after Options.DeletionDelay), once the
-//     HostedCluster's NodePools are gone; the control-plane namespace is deleted.
+//     HostedCluster's NodePools are gone; the control-plane namespace and the stand-in
+//     for the hosted cluster's openshift-config are deleted.
 //
 // Delays and failures (a HostedCluster that never becomes Available, a Degraded
 // one, a NodePool that is never Ready, an unknown release image) are set in

@@ -61,10 +61,11 @@ type hostedClusterStatus struct {
 	IgnitionEndpoint         string                     `json:"ignitionEndpoint,omitempty"`
 	OAuthCallbackURLTemplate string                     `json:"oauthCallbackURLTemplate,omitempty"`
 	PayloadArch              string                     `json:"payloadArch,omitempty"`
+	Configuration            *configurationStatus       `json:"configuration,omitempty"`
 }
 
 var hostedClusterStatusFields = []string{"conditions", "version", "controlPlaneVersion", "kubeconfig",
-	"controlPlaneEndpoint", "ignitionEndpoint", "oauthCallbackURLTemplate", "payloadArch"}
+	"controlPlaneEndpoint", "ignitionEndpoint", "oauthCallbackURLTemplate", "payloadArch", "configuration"}
 
 // clusterVersionStatus is status.version. The CRD requires availableUpdates (null
 // allowed) and, in each history entry, completionTime (null while Partial) and verified.
@@ -369,6 +370,9 @@ func (s *Simulator) syncHostedCluster(ctx context.Context, key cache.ObjectName)
 	if err := s.ensureRootCA(ctx, ControlPlaneNamespace(hc.GetNamespace(), hc.GetName())); err != nil {
 		return 0, err
 	}
+	if err := s.ensureHostedConfigNamespace(ctx, hc); err != nil {
+		return 0, err
+	}
 
 	var current, desired hostedClusterStatus
 	if err := readStatus(hc, &current); err != nil {
@@ -378,6 +382,9 @@ func (s *Simulator) syncHostedCluster(ctx context.Context, key cache.ObjectName)
 		return 0, err
 	}
 	desired, requeue := computeHostedClusterStatus(s.hostedClusterInput(hc, now()), desired)
+	if desired.Configuration, err = s.configurationStatusOf(hc, desired); err != nil {
+		return 0, err
+	}
 	if equality.Semantic.DeepEqual(current, desired) {
 		return requeue, nil
 	}
@@ -456,8 +463,8 @@ func (s *Simulator) ensureKubeconfigSecret(ctx context.Context, hc *unstructured
 
 // finalizeHostedCluster does what HyperShift does before it lets a HostedCluster
 // go: it deletes the NodePools and waits until they are gone, then deletes the
-// control-plane namespace. (Without a namespace controller, as on a bare
-// kube-apiserver, that namespace stays Terminating.)
+// control-plane namespace and the stand-in for the hosted cluster's openshift-config.
+// (Without a namespace controller, as on a bare kube-apiserver, they stay Terminating.)
 func (s *Simulator) finalizeHostedCluster(ctx context.Context, hc *unstructured.Unstructured) (time.Duration, error) {
 	if !hasFinalizer(hc) {
 		return 0, nil
@@ -487,10 +494,11 @@ func (s *Simulator) finalizeHostedCluster(ctx context.Context, hc *unstructured.
 	if err != nil && !apierrors.IsNotFound(err) {
 		return 0, err
 	}
-	ns := ControlPlaneNamespace(hc.GetNamespace(), hc.GetName())
-	if existing, err := s.namespaces.Get(ns); err == nil && existing.DeletionTimestamp == nil {
-		if err := s.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return 0, err
+	for _, ns := range []string{ControlPlaneNamespace(hc.GetNamespace(), hc.GetName()), HostedConfigNamespace(hc.GetNamespace(), hc.GetName())} {
+		if existing, err := s.namespaces.Get(ns); err == nil && existing.DeletionTimestamp == nil {
+			if err := s.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return 0, err
+			}
 		}
 	}
 

@@ -102,7 +102,10 @@ type Simulator struct {
 	namespaces     corelisters.NamespaceLister
 	secrets        corelisters.SecretLister
 	configMaps     corelisters.ConfigMapLister
-	synced         []cache.InformerSynced
+	// hostedSecrets holds every Secret, for those the customer creates in the namespaces that stand
+	// in for the hosted clusters' openshift-config (HostedConfigNamespace).
+	hostedSecrets corelisters.SecretLister
+	synced        []cache.InformerSynced
 
 	hostedClusterQueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	nodePoolQueue      workqueue.TypedRateLimitingInterface[cache.ObjectName]
@@ -153,6 +156,7 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 	ns := s.kubeInformers.Core().V1().Namespaces()
 	secret := s.managedInformers.Core().V1().Secrets()
 	configMap := s.managedInformers.Core().V1().ConfigMaps()
+	hostedSecret := s.kubeInformers.Core().V1().Secrets()
 
 	s.hostedClusters = hc.Informer()
 	s.nodePools = np.Informer()
@@ -162,8 +166,12 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 	s.namespaces = ns.Lister()
 	s.secrets = secret.Lister()
 	s.configMaps = configMap.Lister()
+	s.hostedSecrets = hostedSecret.Lister()
 
 	if err := s.nodePools.AddIndexers(cache.Indexers{nodePoolsByCluster: indexNodePoolByCluster}); err != nil {
+		return nil, err
+	}
+	if err := s.hostedClusters.AddIndexers(cache.Indexers{clustersByHostedConfig: indexByHostedConfig}); err != nil {
 		return nil, err
 	}
 
@@ -179,6 +187,7 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 		{ns.Informer(), s.handler(s.enqueueClusterForNamespace)},
 		{secret.Informer(), nil},
 		{configMap.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: s.enqueueClusterForRootCA}},
+		{hostedSecret.Informer(), s.handler(s.enqueueClusterForSecret)},
 	}
 	for _, h := range handlers {
 		if h.handler != nil {

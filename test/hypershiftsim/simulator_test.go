@@ -249,11 +249,13 @@ func TestSimulator(t *testing.T) {
 			t.Errorf("the kubeconfig Secret after the deletion: %v, want NotFound", err)
 		}
 		// With no namespace controller on this cluster, a deleted namespace stays Terminating.
-		ns, err := mc.Kube.CoreV1().Namespaces().Get(t.Context(), "sim-delete-mycluster", metav1.GetOptions{})
-		if err == nil && ns.DeletionTimestamp == nil {
-			t.Errorf("the control-plane namespace is not being deleted")
-		} else if err != nil && !apierrors.IsNotFound(err) {
-			t.Error(err)
+		for _, name := range []string{"sim-delete-mycluster", hypershiftsim.HostedConfigNamespace(hc.GetNamespace(), hc.GetName())} {
+			ns, err := mc.Kube.CoreV1().Namespaces().Get(t.Context(), name, metav1.GetOptions{})
+			if err == nil && ns.DeletionTimestamp == nil {
+				t.Errorf("the namespace %s is not being deleted", name)
+			} else if err != nil && !apierrors.IsNotFound(err) {
+				t.Error(err)
+			}
 		}
 	})
 
@@ -379,6 +381,71 @@ func TestSimulator(t *testing.T) {
 		}
 	})
 
+	t.Run("OIDC clients: a confidential one is reported missing its secret until it is created, then gone with the provider", func(t *testing.T) {
+		t.Parallel()
+		hc := h.createHostedCluster(t, "sim-oidc", "mycluster", image4208)
+		h.update(t, hostedClusters, hc, func(obj *unstructured.Unstructured) {
+			_ = unstructured.SetNestedMap(obj.Object, oidcAuthentication("console-secret"), "spec", "configuration", "authentication")
+		})
+		reported := h.waitFor(t, hostedClusters, hc, "both OIDC clients reported", func(obj *unstructured.Unstructured) bool {
+			return len(oidcClients(obj)) == 2
+		})
+		console, cli := oidcClient(reported, "openshift-console", "console"), oidcClient(reported, "openshift-console", "cli")
+		if got := conditionIn(console, "Available"); got["status"] != "False" || got["message"] != `secret "openshift-config/console-secret" not found` {
+			t.Errorf("the confidential client without its secret: Available %v, want False, naming openshift-config/console-secret", got)
+		}
+		if got := conditionIn(console, "Degraded"); got["status"] != "True" {
+			t.Errorf("the confidential client without its secret: Degraded %v, want True", got)
+		}
+		current, _, _ := unstructured.NestedSlice(console, "currentOIDCClients")
+		if len(current) != 1 || current[0].(map[string]any)["clientID"] != "console-app" || current[0].(map[string]any)["oidcProviderName"] != "entra" ||
+			current[0].(map[string]any)["issuerURL"] != "https://login.example.com/tenant/v2.0" {
+			t.Errorf("currentOIDCClients %v, want the console's client of the provider entra", current)
+		}
+		if got := conditionIn(cli, "Available"); got["status"] != "True" {
+			t.Errorf("the public client: Available %v, want True", got)
+		}
+
+		// The customer creates the secret in the hosted cluster: the report follows at once.
+		namespace := hypershiftsim.HostedConfigNamespace(hc.GetNamespace(), hc.GetName())
+		_, err := mc.Kube.CoreV1().Secrets(namespace).Create(t.Context(), &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "console-secret"},
+			StringData: map[string]string{"clientSecret": "s3cret"},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("creating the client secret in %s: %v", namespace, err)
+		}
+		settled := h.waitFor(t, hostedClusters, hc, "the console's client Available", func(obj *unstructured.Unstructured) bool {
+			c := oidcClient(obj, "openshift-console", "console")
+			return conditionIn(c, "Available")["status"] == "True" && conditionIn(c, "Degraded")["status"] == "False"
+		})
+		// Written once: what the simulator reads back is what it wrote, so it does not write again.
+		time.Sleep(time.Second)
+		if again := h.get(t, hostedClusters, hc); again.GetResourceVersion() != settled.GetResourceVersion() {
+			t.Errorf("the HostedCluster changed from resourceVersion %s to %s while nothing happened:\n%s", settled.GetResourceVersion(), again.GetResourceVersion(), dump(again))
+		}
+
+		// Deleted again, it is missing again.
+		if err := mc.Kube.CoreV1().Secrets(namespace).Delete(t.Context(), "console-secret", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		h.waitFor(t, hostedClusters, hc, "the console's client missing its secret again", func(obj *unstructured.Unstructured) bool {
+			return conditionIn(oidcClient(obj, "openshift-console", "console"), "Available")["status"] == "False"
+		})
+
+		// Back to the cluster's OAuth server: no OIDC clients to report.
+		h.update(t, hostedClusters, hc, func(obj *unstructured.Unstructured) {
+			unstructured.RemoveNestedField(obj.Object, "spec", "configuration", "authentication")
+		})
+		gone := h.waitFor(t, hostedClusters, hc, "the OIDC clients' report gone", func(obj *unstructured.Unstructured) bool {
+			_, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "status", "configuration")
+			return !found
+		})
+		if got := conditionStatus(gone, "Available"); got != "True" {
+			t.Errorf("Available=%s after the provider was removed, want True", got)
+		}
+	})
+
 	t.Run("NeverAvailable keeps Available=False", func(t *testing.T) {
 		t.Parallel()
 		hc := h.createHostedCluster(t, "sim-never", neverAvailableName, image4208)
@@ -497,6 +564,15 @@ func (h *harness) update(t *testing.T, gvr schema.GroupVersionResource, obj *uns
 	if err != nil {
 		t.Fatalf("updating %s %s/%s: %v", gvr.Resource, obj.GetNamespace(), obj.GetName(), err)
 	}
+}
+
+func (h *harness) get(t *testing.T, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	current, err := h.mc.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Get(t.Context(), obj.GetName(), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return current
 }
 
 // waitFor polls the object until done says so, and returns it then.
@@ -724,6 +800,49 @@ func latestHistory(obj *unstructured.Unstructured, field string) (string, map[st
 	entry, _ := history[0].(map[string]any)
 	state, _ := entry["state"].(string)
 	return state, entry
+}
+
+// oidcAuthentication is spec.configuration.authentication with one OIDC provider, entra, with a
+// confidential client (the console, whose secret is consoleSecret) and a public one (the CLI).
+func oidcAuthentication(consoleSecret string) map[string]any {
+	return map[string]any{
+		"type": "OIDC",
+		"oidcProviders": []any{map[string]any{
+			"name":   "entra",
+			"issuer": map[string]any{"issuerURL": "https://login.example.com/tenant/v2.0", "audiences": []any{"console-app", "cli-app"}},
+			"oidcClients": []any{
+				map[string]any{"componentName": "console", "componentNamespace": "openshift-console", "clientID": "console-app",
+					"clientSecret": map[string]any{"name": consoleSecret}},
+				map[string]any{"componentName": "cli", "componentNamespace": "openshift-console", "clientID": "cli-app"},
+			},
+			"claimMappings": map[string]any{"username": map[string]any{"claim": "email"}},
+		}},
+	}
+}
+
+func oidcClients(obj *unstructured.Unstructured) []any {
+	clients, _, _ := unstructured.NestedSlice(obj.Object, "status", "configuration", "authentication", "oidcClients")
+	return clients
+}
+
+// oidcClient is the entry of status.configuration.authentication.oidcClients of a component.
+func oidcClient(obj *unstructured.Unstructured, namespace, name string) map[string]any {
+	for _, c := range oidcClients(obj) {
+		if m, ok := c.(map[string]any); ok && m["componentNamespace"] == namespace && m["componentName"] == name {
+			return m
+		}
+	}
+	return nil
+}
+
+func conditionIn(obj map[string]any, conditionType string) map[string]any {
+	conditions, _, _ := unstructured.NestedSlice(obj, "conditions")
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok && m["type"] == conditionType {
+			return m
+		}
+	}
+	return nil
 }
 
 func hasFinalizer(obj *unstructured.Unstructured) bool {

@@ -1,9 +1,11 @@
 package hypershiftsim
 
 import (
+	"slices"
 	"testing"
 	"time"
 
+	configv1 "github.com/openshift/api/config/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -215,6 +217,63 @@ func assertHistory(t *testing.T, when string, st hostedClusterStatus, state, ver
 	} {
 		if h.state != state || h.version != version {
 			t.Errorf("%s: latest history entry %s %s, want %s %s", when, h.state, h.version, state, version)
+		}
+	}
+}
+
+func TestComputeConfigurationStatus(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	auth := &configv1.AuthenticationSpec{
+		Type: configv1.AuthenticationTypeOIDC,
+		OIDCProviders: []configv1.OIDCProvider{{
+			Name:   "entra",
+			Issuer: configv1.TokenIssuer{URL: "https://login.example.com/tenant/v2.0"},
+			OIDCClients: []configv1.OIDCClientConfig{
+				{ComponentName: "console", ComponentNamespace: "openshift-console", ClientID: "console-app",
+					ClientSecret: configv1.SecretNameReference{Name: "console-secret"}},
+				{ComponentName: "cli", ComponentNamespace: "openshift-console", ClientID: "cli-app"},
+			},
+		}},
+	}
+	secrets := map[string]bool{}
+	exists := func(name string) bool { return secrets[name] }
+
+	if st := computeConfigurationStatus(auth, false, exists, start, nil); st != nil {
+		t.Errorf("before the hosted cluster runs: %+v, want no report", st)
+	}
+	missing := computeConfigurationStatus(auth, true, exists, start, nil)
+	if missing == nil || len(missing.Authentication.OIDCClients) != 2 {
+		t.Fatalf("report %+v, want both clients", missing)
+	}
+	console, cli := missing.Authentication.OIDCClients[0], missing.Authentication.OIDCClients[1]
+	assertCondition(t, "secret missing", console.Conditions, "Available", metav1.ConditionFalse)
+	assertCondition(t, "secret missing", console.Conditions, "Degraded", metav1.ConditionTrue)
+	if c := meta.FindStatusCondition(console.Conditions, "Available"); c.Message != `secret "openshift-config/console-secret" not found` {
+		t.Errorf("secret missing: message %q, want it to name openshift-config/console-secret", c.Message)
+	}
+	want := []configv1.OIDCClientReference{{OIDCProviderName: "entra", IssuerURL: "https://login.example.com/tenant/v2.0", ClientID: "console-app"}}
+	if !slices.Equal(console.CurrentOIDCClients, want) {
+		t.Errorf("currentOIDCClients %+v, want %+v", console.CurrentOIDCClients, want)
+	}
+	assertCondition(t, "public client", cli.Conditions, "Available", metav1.ConditionTrue)
+
+	secrets["console-secret"] = true
+	present := computeConfigurationStatus(auth, true, exists, start.Add(time.Minute), missing)
+	console = present.Authentication.OIDCClients[0]
+	assertCondition(t, "secret created", console.Conditions, "Available", metav1.ConditionTrue)
+	assertCondition(t, "secret created", console.Conditions, "Degraded", metav1.ConditionFalse)
+	// The public client's conditions did not change: nor do their transition times.
+	if got, was := meta.FindStatusCondition(present.Authentication.OIDCClients[1].Conditions, "Available"), meta.FindStatusCondition(cli.Conditions, "Available"); !got.LastTransitionTime.Equal(&was.LastTransitionTime) {
+		t.Errorf("the public client's Available moved from %v to %v", was.LastTransitionTime, got.LastTransitionTime)
+	}
+
+	for name, a := range map[string]*configv1.AuthenticationSpec{
+		"no authentication":  nil,
+		"the OAuth server":   {Type: configv1.AuthenticationTypeIntegratedOAuth},
+		"OIDC, no providers": {Type: configv1.AuthenticationTypeOIDC},
+	} {
+		if st := computeConfigurationStatus(a, true, exists, start, present); st != nil {
+			t.Errorf("%s: %+v, want no report", name, st)
 		}
 	}
 }
