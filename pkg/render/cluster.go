@@ -41,11 +41,15 @@ type ClusterInput struct {
 	// ReleaseImage is the pull spec of the release the control plane runs, the one the
 	// service resolved spec.version to.
 	ReleaseImage string
+	// ExternalAuth is the cluster's own OIDC identity provider, which its users sign in with; nil
+	// when they sign in with the cluster's built-in OAuth server.
+	ExternalAuth *v1alpha1.ExternalAuth
 }
 
-// ClusterBundle renders the bundle of one cluster: its namespace, the pull secret and the
-// HostedCluster, in that order, so that each exists before what lives in it. Bad input is an
-// error naming the field, for the user to fix.
+// ClusterBundle renders the bundle of one cluster: its namespace, the pull secret, what the
+// HostedCluster's external auth refers to (the issuer's CA ConfigMap and an empty Secret per
+// confidential client) and the HostedCluster, in that order, so that each exists before what
+// lives in it or refers to it. Bad input is an error naming the field, for the user to fix.
 func ClusterBundle(in ClusterInput, o Options) (*protocol.ManifestBundle, error) {
 	o, err := o.complete()
 	if err != nil {
@@ -65,21 +69,37 @@ func ClusterBundle(in ClusterInput, o Options) (*protocol.ManifestBundle, error)
 		return nil, errs.ToAggregate()
 	}
 	hc, errs := hostedCluster(c, in.ReleaseImage, o)
+	namespace := Namespace(o.Environment, c.Status.ClusterID)
+	labels := clusterLabels(o.Environment, c)
+	auth, authErrs := externalAuth(c, in.ExternalAuth, metav1.ObjectMeta{Namespace: namespace, Labels: labels})
+	errs = append(errs, authErrs...)
 	if len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
 
-	namespace := hc.Namespace
-	labels := clusterLabels(o.Environment, c)
-	return newBundle(
-		manifest{
+	var authManifests []manifest
+	if auth != nil {
+		hc.Annotations[ExternalAuthAnnotation] = auth.annotation
+		if hc.Spec.Configuration == nil {
+			hc.Spec.Configuration = &hyperv1.ClusterConfiguration{}
+		}
+		hc.Spec.Configuration.Authentication = auth.authentication
+		if auth.caConfigMap != nil {
+			authManifests = append(authManifests, manifest{object: auth.caConfigMap, resource: "configmaps"})
+		}
+		for _, secret := range auth.clientSecrets {
+			authManifests = append(authManifests, manifest{object: secret, resource: "secrets"})
+		}
+	}
+	manifests := []manifest{
+		{
 			object: &corev1.Namespace{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 				ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: labels},
 			},
 			resource: "namespaces",
 		},
-		manifest{
+		{
 			object: &corev1.Secret{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 				ObjectMeta: metav1.ObjectMeta{Name: PullSecretName, Namespace: namespace, Labels: labels},
@@ -88,8 +108,10 @@ func ClusterBundle(in ClusterInput, o Options) (*protocol.ManifestBundle, error)
 			},
 			resource: "secrets",
 		},
-		manifest{object: hc, resource: "hostedclusters", feedback: hostedClusterFeedback},
-	)
+	}
+	manifests = append(manifests, authManifests...)
+	manifests = append(manifests, manifest{object: hc, resource: "hostedclusters", feedback: hostedClusterFeedback})
+	return newBundle(manifests...)
 }
 
 // Addresses are where a cluster serves, as clusterfacts works them out.

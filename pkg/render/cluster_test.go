@@ -218,7 +218,7 @@ func TestClusterBundle(t *testing.T) {
 			wantFeedback := []string{
 				render.FeedbackAvailable, render.FeedbackAvailableMessage, render.FeedbackProgressing, render.FeedbackProgressingMessage,
 				render.FeedbackDegraded, render.FeedbackDegradedMessage, render.FeedbackVersionHistory, render.FeedbackControlPlaneVersionHistory,
-				render.FeedbackAPIHost, render.FeedbackAPIPort,
+				render.FeedbackAPIHost, render.FeedbackAPIPort, render.FeedbackExternalAuth, render.FeedbackOIDCClients,
 			}
 			checkFeedbackNames(t, b, map[int][]string{2: wantFeedback})
 		})
@@ -267,8 +267,8 @@ func checkHostedClusterBasics(t *testing.T, hc *hyperv1.HostedCluster, c *v1alph
 }
 
 // checkBundleShape checks what every bundle has: the kinds in order, a manifest config naming
-// each manifest that applies it server-side with force, a foreground delete, and no status or
-// creation timestamp in the manifests.
+// each manifest that applies it server-side with force, a foreground delete, and no status,
+// creation timestamp or null in the manifests.
 func checkBundleShape(t *testing.T, b *protocol.ManifestBundle, kinds []string) {
 	t.Helper()
 	if b.DeleteOption == nil || b.DeleteOption.PropagationPolicy != protocol.DeletePropagationForeground {
@@ -289,6 +289,9 @@ func checkBundleShape(t *testing.T, b *protocol.ManifestBundle, kinds []string) 
 		}
 		if obj.Status != nil || obj.Metadata["creationTimestamp"] != nil || bytes.Contains(raw, []byte(`"status":`)) {
 			t.Errorf("manifest %d has a status or a creation timestamp: %s", i, raw)
+		}
+		if bytes.Contains(raw, []byte(`:null`)) {
+			t.Errorf("manifest %d has a null, which server-side apply refuses where the schema wants a value: %s", i, raw)
 		}
 		cfg := b.ManifestConfigs[i]
 		if cfg.ResourceIdentifier.Name != obj.Metadata["name"] || cfg.ResourceIdentifier.Namespace != stringOf(obj.Metadata["namespace"]) {

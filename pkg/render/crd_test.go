@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -43,6 +45,8 @@ func TestHyperShiftAcceptsBundles(t *testing.T) {
 		name    string
 		cluster func(clusterID string) *v1alpha1.HCPCluster
 		pools   func(t *testing.T, c *v1alpha1.HCPCluster) []*v1alpha1.NodePool
+		// auth is the cluster's external auth; none when nil.
+		auth func(t *testing.T, c *v1alpha1.HCPCluster) *v1alpha1.ExternalAuth
 	}{
 		{
 			name:    "the fixtures, defaulted as the API defaults them",
@@ -76,13 +80,40 @@ func TestHyperShiftAcceptsBundles(t *testing.T) {
 				return []*v1alpha1.NodePool{np}
 			},
 		},
+		{
+			name:    "an external auth with the issuer's CA, a confidential and a public client, a user name prefix and validation rules",
+			cluster: func(id string) *v1alpha1.HCPCluster { return minimalCluster("customer", "oidc", id) },
+			pools: func(t *testing.T, c *v1alpha1.HCPCluster) []*v1alpha1.NodePool {
+				return []*v1alpha1.NodePool{fixtures.NodePool(c.Namespace, c.Name, "workers")}
+			},
+			auth: func(t *testing.T, c *v1alpha1.HCPCluster) *v1alpha1.ExternalAuth {
+				return fullExternalAuth(t, c, "entra")
+			},
+		},
+		{
+			name:    "an external auth as the fixture has it: no CA, the platform's user name prefix",
+			cluster: func(id string) *v1alpha1.HCPCluster { return minimalCluster("customer", "oidc-minimal", id) },
+			pools: func(t *testing.T, c *v1alpha1.HCPCluster) []*v1alpha1.NodePool {
+				return []*v1alpha1.NodePool{fixtures.NodePool(c.Namespace, c.Name, "workers")}
+			},
+			auth: func(t *testing.T, c *v1alpha1.HCPCluster) *v1alpha1.ExternalAuth {
+				ea := externalAuth(c, "entra")
+				ea.Spec.Claim.Mappings.Username = v1alpha1.UsernameClaim{Claim: "sub"}
+				ea.Spec.Claim.Mappings.Groups = nil
+				return ea
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
 			// Each case in its own namespace: a cluster ID of its own.
 			c := tc.cluster(uuid.NewString())
-			bundle, err := render.ClusterBundle(render.ClusterInput{Cluster: c, ReleaseImage: releaseImage}, render.Options{})
+			in := render.ClusterInput{Cluster: c, ReleaseImage: releaseImage}
+			if tc.auth != nil {
+				in.ExternalAuth = tc.auth(t, c)
+			}
+			bundle, err := render.ClusterBundle(in, render.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,6 +146,9 @@ func TestHyperShiftAcceptsBundles(t *testing.T) {
 			}
 
 			checkFeedback(ctx, t, mc, bundles)
+			if in.ExternalAuth != nil {
+				checkExternalAuthFeedback(ctx, t, mc, bundles[0], in.ExternalAuth)
+			}
 		})
 	}
 }
@@ -123,7 +157,7 @@ func TestHyperShiftAcceptsBundles(t *testing.T) {
 // feedback rules read them, then checks the rest of what they report.
 func checkFeedback(ctx context.Context, t *testing.T, mc *framework.ManagementCluster, bundles []*protocol.ManifestBundle) {
 	t.Helper()
-	const hostedClusterIndex = 2
+	hostedClusterIndex := len(bundles[0].Manifests) - 1
 	hc := waitForFeedback(ctx, t, mc, bundles[0], hostedClusterIndex, render.FeedbackAvailable, "True")
 	var rendered struct {
 		Spec struct {
@@ -171,41 +205,100 @@ func checkFeedback(ctx context.Context, t *testing.T, mc *framework.ManagementCl
 	}
 }
 
+// checkExternalAuthFeedback checks that the feedback rules read the external auth's generation as
+// applied, and that the simulator's report of the OIDC clients (HyperShift's, from the hosted
+// cluster) says the confidential client's secret is awaited until it is created in the hosted
+// cluster's openshift-config.
+func checkExternalAuthFeedback(ctx context.Context, t *testing.T, mc *framework.ManagementCluster, b *protocol.ManifestBundle, ea *v1alpha1.ExternalAuth) {
+	t.Helper()
+	i := len(b.Manifests) - 1
+	want := string(ea.UID) + "/" + strconv.FormatInt(ea.Generation, 10)
+	hc := waitForFeedback(ctx, t, mc, b, i, render.FeedbackExternalAuth, want)
+	secret := render.ClientSecretName(ea, ea.Spec.Clients[0])
+	awaited := func(values map[string]protocol.FieldValue) []string {
+		var report string
+		if raw := values[render.FeedbackOIDCClients].JSONRaw; raw != nil {
+			report = *raw
+		}
+		names, err := render.AwaitedClientSecrets(ea, report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	if got := awaited(hc); len(got) != 1 || got[0] != secret {
+		t.Errorf("awaited client secrets %q (report %+v), want the console's %q", got, hc[render.FeedbackOIDCClients], secret)
+	}
+
+	id := b.ManifestConfigs[i].ResourceIdentifier
+	namespace := hypershiftsim.HostedConfigNamespace(id.Namespace, id.Name)
+	_, err := mc.Kube.CoreV1().Secrets(namespace).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: namespace},
+		Data:       map[string][]byte{"clientSecret": []byte("s3cr3t")},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating the client secret in the hosted cluster: %v", err)
+	}
+	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		values, err := feedbackOf(ctx, mc, b, i)
+		if err != nil {
+			return false, err
+		}
+		hc = values
+		return len(awaited(values)) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("once the client secret exists, still awaited: %q (report %+v)", awaited(hc), hc[render.FeedbackOIDCClients])
+	}
+}
+
 // waitForFeedback evaluates the feedback rules of manifest i of b, as the agent does, until the
 // value name is want, and returns all the values.
 func waitForFeedback(ctx context.Context, t *testing.T, mc *framework.ManagementCluster, b *protocol.ManifestBundle, i int, name, want string) map[string]protocol.FieldValue {
 	t.Helper()
-	cfg := b.ManifestConfigs[i]
-	var gvk struct{ APIVersion string }
-	if err := json.Unmarshal(b.Manifests[i], &gvk); err != nil {
-		t.Fatal(err)
-	}
-	gv, err := schema.ParseGroupVersion(gvk.APIVersion)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resource := mc.Dynamic.Resource(gv.WithResource(cfg.ResourceIdentifier.Resource)).Namespace(cfg.ResourceIdentifier.Namespace)
 	var values map[string]protocol.FieldValue
-	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		obj, err := resource.Get(ctx, cfg.ResourceIdentifier.Name, metav1.GetOptions{})
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		var err error
+		values, err = feedbackOf(ctx, mc, b, i)
 		if err != nil {
 			return false, err
-		}
-		found, err := agent.FeedbackValues(obj, cfg.FeedbackRules)
-		if err != nil {
-			return false, err
-		}
-		values = map[string]protocol.FieldValue{}
-		for _, v := range found {
-			values[v.Name] = v.Value
 		}
 		return feedbackString(values, name) == want, nil
 	})
 	if err != nil {
+		cfg := b.ManifestConfigs[i]
 		t.Fatalf("waiting for %s=%s on %s %s/%s: %v; last reported %+v", name, want, cfg.ResourceIdentifier.Resource,
 			cfg.ResourceIdentifier.Namespace, cfg.ResourceIdentifier.Name, err, values)
 	}
 	return values
+}
+
+// feedbackOf evaluates the feedback rules of manifest i of b on the object as it is now, as the
+// agent does.
+func feedbackOf(ctx context.Context, mc *framework.ManagementCluster, b *protocol.ManifestBundle, i int) (map[string]protocol.FieldValue, error) {
+	cfg := b.ManifestConfigs[i]
+	var gvk struct{ APIVersion string }
+	if err := json.Unmarshal(b.Manifests[i], &gvk); err != nil {
+		return nil, err
+	}
+	gv, err := schema.ParseGroupVersion(gvk.APIVersion)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := mc.Dynamic.Resource(gv.WithResource(cfg.ResourceIdentifier.Resource)).Namespace(cfg.ResourceIdentifier.Namespace).
+		Get(ctx, cfg.ResourceIdentifier.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	found, err := agent.FeedbackValues(obj, cfg.FeedbackRules)
+	if err != nil {
+		return nil, err
+	}
+	values := map[string]protocol.FieldValue{}
+	for _, v := range found {
+		values[v.Name] = v.Value
+	}
+	return values, nil
 }
 
 func feedbackString(values map[string]protocol.FieldValue, name string) string {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strings"
 
 	certificatesv1alpha1 "github.com/openshift/hypershift/api/certificates/v1alpha1"
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -28,6 +29,14 @@ const (
 	// FeedbackAPIHost and FeedbackAPIPort are where the cluster's API server is reached.
 	FeedbackAPIHost = "apiHost"
 	FeedbackAPIPort = "apiPort"
+	// FeedbackExternalAuth is the HostedCluster's ExternalAuthAnnotation as applied:
+	// "<UID>/<generation>" of the external auth the management cluster holds; absent when it holds
+	// none.
+	FeedbackExternalAuth = "externalAuth"
+	// FeedbackOIDCClients is status.configuration.authentication.oidcClients (JsonRaw): HyperShift's
+	// report, from the hosted cluster, of the OIDC clients its components use (AwaitedClientSecrets
+	// reads it).
+	FeedbackOIDCClients = "oidcClients"
 )
 
 // The names of the status fields the agent reports back for a NodePool.
@@ -79,6 +88,8 @@ var hostedClusterFeedback = []protocol.JSONPath{
 	{Name: FeedbackControlPlaneVersionHistory, Path: ".status.controlPlaneVersion.history"},
 	{Name: FeedbackAPIHost, Path: ".status.controlPlaneEndpoint.host"},
 	{Name: FeedbackAPIPort, Path: ".status.controlPlaneEndpoint.port"},
+	{Name: FeedbackExternalAuth, Path: ".metadata.annotations." + escapeDots(ExternalAuthAnnotation)},
+	{Name: FeedbackOIDCClients, Path: ".status.configuration.authentication.oidcClients"},
 }
 
 var nodePoolFeedback = []protocol.JSONPath{
@@ -108,6 +119,11 @@ var revocationFeedback = []protocol.JSONPath{
 	{Name: FeedbackPreviousCertificatesRevoked, Path: conditionPath(certificatesv1alpha1.PreviousCertificatesRevokedType, "status")},
 	{Name: FeedbackPreviousCertificatesRevokedMessage, Path: conditionPath(certificatesv1alpha1.PreviousCertificatesRevokedType, "message")},
 	{Name: FeedbackRevocationTimestamp, Path: ".status.revocationTimestamp"},
+}
+
+// escapeDots escapes the dots of a map key, as kubectl's JSONPath wants.
+func escapeDots(key string) string {
+	return strings.ReplaceAll(key, ".", `\.`)
 }
 
 // conditionPath selects one field of the condition of type conditionType.

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -61,19 +62,44 @@ func newBundle(manifests ...manifest) (*protocol.ManifestBundle, error) {
 }
 
 // encode returns the JSON of obj without its status: the service says what it wants, and the
-// status belongs to the controllers on the management cluster.
+// status belongs to the controllers on the management cluster. Nor does it carry nulls: some Go
+// types (openshift/api's config/v1) write null for a field left out, which server-side apply
+// refuses where the schema wants a list or an object, and which says nothing its absence does not.
 func encode(obj runtime.Object) (json.RawMessage, error) {
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, err)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
+	// Numbers stay as written: a float64 would round a large integer.
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var fields map[string]any
+	if err := dec.Decode(&fields); err != nil {
 		return nil, err
 	}
 	delete(fields, "status")
 	// Marshalling a map sorts its keys, so the bytes depend on the content only.
-	return json.Marshal(fields)
+	return json.Marshal(withoutNulls(fields))
+}
+
+// withoutNulls drops the null fields of the objects in v, at any depth; a null in a list stays, as
+// dropping it would shift what follows.
+func withoutNulls(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for key, value := range v {
+			if value == nil {
+				delete(v, key)
+				continue
+			}
+			v[key] = withoutNulls(value)
+		}
+	case []any:
+		for i, value := range v {
+			v[i] = withoutNulls(value)
+		}
+	}
+	return v
 }
 
 // hash is a short, stable digest of s for names: 8 hex digits.
