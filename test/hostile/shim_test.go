@@ -29,6 +29,7 @@ const (
 	armRG            = "hostile-rg"
 	armTargetCluster = "target"
 	armTargetPool    = "pool1"
+	armTargetAuth    = "idp"
 )
 
 func armClusterPath(name string) string {
@@ -37,6 +38,10 @@ func armClusterPath(name string) string {
 
 func armNodePoolPath(cluster, pool string) string {
 	return armClusterPath(cluster) + "/nodePools/" + pool
+}
+
+func armExternalAuthPath(cluster, auth string) string {
+	return armClusterPath(cluster) + "/externalAuths/" + auth
 }
 
 func armResourceID(rg, kind, name string) string {
@@ -82,6 +87,18 @@ func armNodePoolBody() map[string]any {
 			"replicas": 2,
 		},
 	}
+}
+
+// armExternalAuthBody is a valid external auth: a confidential and a public client of an https issuer.
+func armExternalAuthBody() map[string]any {
+	return map[string]any{"properties": map[string]any{
+		"issuer": map[string]any{"url": "https://login.microsoftonline.com/" + armTenant + "/v2.0", "audiences": []any{"console-app", "cli-app"}},
+		"clients": []any{
+			map[string]any{"component": map[string]any{"name": "console", "authClientNamespace": "openshift-console"}, "clientId": "console-app", "type": "Confidential"},
+			map[string]any{"component": map[string]any{"name": "cli", "authClientNamespace": "openshift-console"}, "clientId": "cli-app", "type": "Public"},
+		},
+		"claim": map[string]any{"mappings": map[string]any{"username": map[string]any{"claim": "email"}}},
+	}}
 }
 
 // armDo sends one request as ARM would and returns the answer's status and body.
@@ -133,13 +150,18 @@ func registerARMSubscription(t *testing.T, base string, client *http.Client) {
 	}
 }
 
-// createARMTargets creates the cluster and node pool the shim's probes update and patch.
+// createARMTargets creates the cluster and external auth the shim's probes update and patch. With its
+// external auth in place, a create of another one is refused whatever its body.
 func createARMTargets(t *testing.T, base string, client *http.Client) {
 	t.Helper()
 	v := armAPIVersions[len(armAPIVersions)-1]
 	status, body := armDo(t, client, base, http.MethodPut, armClusterPath(armTargetCluster)+"?api-version="+v, armClusterBody(v, 0))
 	if status != http.StatusCreated {
 		t.Fatalf("creating the target cluster answered %d: %s", status, body)
+	}
+	status, body = armDo(t, client, base, http.MethodPut, armExternalAuthPath(armTargetCluster, armTargetAuth)+"?api-version="+v, armExternalAuthBody())
+	if status != http.StatusCreated {
+		t.Fatalf("creating the target external auth answered %d: %s", status, body)
 	}
 }
 
@@ -166,6 +188,7 @@ func shimProbes() []probe {
 			"resource group":        "/subscriptions/" + armSub + "/resourceGroups/" + seg + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/x",
 			"cluster":               armClusterPath(seg),
 			"node pool":             armNodePoolPath(armTargetCluster, seg),
+			"external auth":         armExternalAuthPath(armTargetCluster, seg),
 			"operation status":      "/subscriptions/" + armSub + "/providers/Microsoft.RedHatOpenShift/locations/" + armLocation + "/hcpOperationStatuses/" + seg,
 			"operation result":      "/subscriptions/" + armSub + "/providers/Microsoft.RedHatOpenShift/locations/" + armLocation + "/hcpOperationResults/" + seg,
 			"version":               "/subscriptions/" + armSub + "/providers/Microsoft.RedHatOpenShift/locations/" + armLocation + "/hcpOpenShiftVersions/" + seg,
@@ -178,7 +201,7 @@ func shimProbes() []probe {
 				apiVersion = "2.0"
 			}
 			add(probe{name: "GET " + what + " " + short, method: http.MethodGet, path: path + "?api-version=" + apiVersion})
-			if what == "cluster" || what == "node pool" || what == "subscription" || what == "resource group" {
+			if what == "cluster" || what == "node pool" || what == "external auth" || what == "subscription" || what == "resource group" {
 				add(probe{name: "PUT " + what + " " + short, method: http.MethodPut, path: path + "?api-version=" + newest,
 					body: mustMarshal(armClusterBody(newest, 9))})
 				add(probe{name: "DELETE " + what + " " + short, method: http.MethodDelete, path: path + "?api-version=" + newest})
@@ -227,6 +250,23 @@ func shimProbes() []probe {
 			s.change(body)
 			add(probe{name: v + " PUT node pool " + s.name, method: http.MethodPut, body: mustMarshal(body), accept: s.accept,
 				path: armNodePoolPath(armTargetCluster, fmt.Sprintf("p%d-%d", i, j)) + "?api-version=" + v})
+		}
+		// External auths: spoiled bodies under new names (refused as invalid, or as a second external
+		// auth of the cluster), raw bodies, and patches of the target's.
+		targetAuth := armExternalAuthPath(armTargetCluster, armTargetAuth) + "?api-version=" + v
+		for _, b := range armRawBodies() {
+			add(probe{name: v + " PUT external auth " + b.name, method: http.MethodPut, path: armExternalAuthPath(armTargetCluster, "fresh") + "?api-version=" + v,
+				header: contentType(b.contentType), body: []byte(b.body)})
+			add(probe{name: v + " PATCH external auth " + b.name, method: http.MethodPatch, path: targetAuth, header: contentType(b.contentType), body: []byte(b.body)})
+		}
+		for j, s := range armExternalAuthSpoilings() {
+			body := armExternalAuthBody()
+			s.change(body)
+			add(probe{name: v + " PUT external auth " + s.name, method: http.MethodPut, body: mustMarshal(body), accept: s.accept,
+				path: armExternalAuthPath(armTargetCluster, fmt.Sprintf("e%d-%d", i, j)) + "?api-version=" + v})
+		}
+		for _, p := range armExternalAuthPatches() {
+			add(probe{name: v + " PATCH external auth " + p.name, method: http.MethodPatch, path: targetAuth, body: []byte(p.body)})
 		}
 	}
 
@@ -411,5 +451,62 @@ func armNodePoolSpoilings() []armSpoiled {
 			}
 			m["tags"] = t
 		}},
+	}
+}
+
+func armExternalAuthSpoilings() []armSpoiled {
+	issuer := func(m map[string]any) map[string]any { return props(m)["issuer"].(map[string]any) }
+	clients := func(m map[string]any) []any { return props(m)["clients"].([]any) }
+	username := func(m map[string]any) map[string]any {
+		return props(m)["claim"].(map[string]any)["mappings"].(map[string]any)["username"].(map[string]any)
+	}
+	return []armSpoiled{
+		{name: "valid, a second of the cluster", change: func(map[string]any) {}},
+		{name: "audiences empty", change: func(m map[string]any) { issuer(m)["audiences"] = []any{} }},
+		{name: "11 audiences", change: func(m map[string]any) {
+			issuer(m)["audiences"] = []any{"console-app", "cli-app", "3", "4", "5", "6", "7", "8", "9", "10", "11"}
+		}},
+		{name: "issuer over http", change: func(m map[string]any) { issuer(m)["url"] = "http://issuer.example.com" }},
+		{name: "issuer not a URL", change: func(m map[string]any) { issuer(m)["url"] = "%zz" }},
+		{name: "issuer a string", change: func(m map[string]any) { props(m)["issuer"] = "https://x" }},
+		{name: "CA garbage", change: func(m map[string]any) { issuer(m)["ca"] = "-----BEGIN CERTIFICATE-----\nx\n" }},
+		{name: "duplicate components", change: func(m map[string]any) {
+			clients(m)[1].(map[string]any)["component"] = clients(m)[0].(map[string]any)["component"]
+		}},
+		{name: "client ID not an audience", change: func(m map[string]any) { clients(m)[0].(map[string]any)["clientId"] = "stranger" }},
+		{name: "client type unknown", change: func(m map[string]any) { clients(m)[0].(map[string]any)["type"] = "Secret" }},
+		{name: "clients not a list", change: func(m map[string]any) { props(m)["clients"] = map[string]any{} }},
+		{name: "21 clients", change: func(m map[string]any) {
+			var many []any
+			for i := range 21 {
+				many = append(many, map[string]any{"component": map[string]any{"name": fmt.Sprint("c", i), "authClientNamespace": "ns"},
+					"clientId": "console-app", "type": "Public"})
+			}
+			props(m)["clients"] = many
+		}},
+		{name: "prefix without the Prefix policy", change: func(m map[string]any) { username(m)["prefix"] = "p:" }},
+		{name: "Prefix policy without a prefix", change: func(m map[string]any) { username(m)["prefixPolicy"] = "Prefix" }},
+		{name: "prefix policy unknown", change: func(m map[string]any) { username(m)["prefixPolicy"] = "Sometimes" }},
+		{name: "username claim of 300 characters", change: func(m map[string]any) { username(m)["claim"] = strings.Repeat("c", 300) }},
+		{name: "claim null", change: func(m map[string]any) { props(m)["claim"] = nil }},
+		{name: "required claim empty", change: func(m map[string]any) {
+			props(m)["claim"].(map[string]any)["validationRules"] = []any{map[string]any{"requiredClaim": map[string]any{}}}
+		}},
+		{name: "read-only state", change: func(m map[string]any) {
+			props(m)["provisioningState"] = "Succeeded"
+			props(m)["condition"] = map[string]any{"type": "Available", "status": "True"}
+		}},
+	}
+}
+
+func armExternalAuthPatches() []struct{ name, body string } {
+	return []struct{ name, body string }{
+		{"issuer null", `{"properties":{"issuer":null}}`},
+		{"audiences null", `{"properties":{"issuer":{"audiences":null}}}`},
+		{"audiences empty", `{"properties":{"issuer":{"audiences":[]}}}`},
+		{"username claim null", `{"properties":{"claim":{"mappings":{"username":{"claim":null}}}}}`},
+		{"clients a string", `{"properties":{"clients":"x"}}`},
+		{"issuer over http", `{"properties":{"issuer":{"url":"http://issuer.example.com"}}}`},
+		{"audiences of numbers", `{"properties":{"issuer":{"audiences":[1,2]}}}`},
 	}
 }
