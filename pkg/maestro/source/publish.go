@@ -35,8 +35,11 @@ func (s *Source) processNextBundle(ctx context.Context) bool {
 }
 
 // syncBundle publishes what the agent of a bundle has not acknowledged: a new generation, a delete, or,
-// after RepublishAfter without a status from a connected agent, the same event again. It returns when to
-// look again.
+// after RepublishAfter without a status from a connected agent, the same event again. New content at
+// the same generation is published once, whatever the agent acknowledged: its statuses carry the
+// generation only, so none of them says it applied that content, and a status whose feedback did not
+// change is not even sent. Should that event be lost, the agent's next spec resync repairs it (see
+// resyncAnswersLocked). It returns when to look again.
 func (s *Source) syncBundle(ctx context.Context, id string) (time.Duration, error) {
 	s.mu.Lock()
 	b := s.bundles[id]
@@ -47,9 +50,10 @@ func (s *Source) syncBundle(ctx context.Context, id string) (time.Duration, erro
 	deleting := !b.deleting.IsZero()
 	acked := b.status != nil && b.status.Generation >= b.generation && !deleting
 	fresh := b.published < b.generation || deleting != b.publishedDeleting
+	changed := b.changedInPlace && b.publishedRevision < b.revision && !deleting
 	due := s.now().Sub(b.publishedAt) >= s.opts.RepublishAfter
 	alive := s.aliveLocked(s.consumers[b.consumer])
-	if acked || (!fresh && !(due && alive)) {
+	if !changed && (acked || (!fresh && !(due && alive))) {
 		s.mu.Unlock()
 		if acked {
 			return 0, nil
@@ -58,7 +62,7 @@ func (s *Source) syncBundle(ctx context.Context, id string) (time.Duration, erro
 		return max(s.opts.RepublishAfter-s.now().Sub(b.publishedAt), time.Second), nil
 	}
 	e, err := s.specEventLocked(b, specAction(b))
-	generation, client := b.generation, s.client
+	generation, revision, client := b.generation, b.revision, s.client
 	s.mu.Unlock()
 	if err != nil {
 		// A bundle that cannot be encoded never will be; its owner must fix it.
@@ -70,10 +74,10 @@ func (s *Source) syncBundle(ctx context.Context, id string) (time.Duration, erro
 	}
 	klog.FromContext(ctx).V(4).Info("Published a bundle", "resourceID", id, "generation", generation, "type", e.Type())
 	s.mu.Lock()
-	if b.published != generation || b.publishedDeleting != deleting {
+	if b.published != generation || b.publishedRevision != revision || b.publishedDeleting != deleting {
 		b.publishedAt = s.now()
 	}
-	b.published, b.publishedDeleting = generation, deleting
+	b.published, b.publishedRevision, b.publishedDeleting = generation, revision, deleting
 	s.mu.Unlock()
 	return s.opts.RepublishAfter, nil
 }

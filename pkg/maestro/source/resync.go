@@ -45,9 +45,11 @@ func (s *Source) processNextResync(ctx context.Context) bool {
 }
 
 // answerResync answers the pending spec resync request of a consumer: every bundle the agent lacks or
-// holds at an older generation is sent again, a delete is sent again for every bundle being deleted that
-// the agent still holds, and, once the source is synced, every bundle the agent holds that the source
-// does not is deleted on the agent. A bundle being deleted that the agent does not hold is done.
+// holds at an older generation is sent again, and so is every bundle whose content changed at the
+// generation the agent holds (the generation cannot say whether the agent has that content; applying
+// it again is harmless); a delete is sent again for every bundle being deleted that the agent still
+// holds, and, once the source is synced, every bundle the agent holds that the source does not is
+// deleted on the agent. A bundle being deleted that the agent does not hold is done.
 func (s *Source) answerResync(ctx context.Context, consumerName string) error {
 	s.mu.Lock()
 	versions := s.pendingResyncs[consumerName]
@@ -111,7 +113,7 @@ func (s *Source) resyncAnswersLocked(consumerName string, held map[string]int64)
 			delete(s.bundles, id)
 			done = append(done, BundleStatus{Consumer: consumerName, ResourceID: id, Generation: b.generation, Deleted: true})
 			continue
-		case !b.deleting.IsZero(), !holds, generation < b.generation:
+		case !b.deleting.IsZero(), !holds, generation < b.generation, generation == b.generation && b.changedInPlace:
 		default:
 			continue
 		}
@@ -156,7 +158,7 @@ func (s *Source) onConnect(ctx context.Context) {
 	for _, b := range s.bundles {
 		consumers.Insert(b.consumer)
 		// What failed while the connection was down goes out now, not when its backoff (up to 30 s) ends.
-		if b.published < b.generation || b.publishedDeleting != !b.deleting.IsZero() {
+		if b.published < b.generation || b.publishedDeleting != !b.deleting.IsZero() || (b.changedInPlace && b.publishedRevision < b.revision) {
 			s.bundleQueue.Forget(b.id)
 			s.bundleQueue.Add(b.id)
 		}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -112,12 +113,20 @@ type bundle struct {
 	// goes out as a create_request, however often it is sent.
 	firstGeneration int64
 	spec            *protocol.ManifestBundle
+	// revision counts the specs Apply took, a new generation or new content; changedInPlace says the
+	// spec changed since its generation was first given (an input of the bundle changed while its
+	// owner's generation did not, such as a cluster's ExternalAuth). Then the generation an agent
+	// reports no longer tells whether it holds the newest content.
+	revision       int64
+	changedInPlace bool
 	// deleting is when Delete was called; zero while the bundle is wanted.
 	deleting time.Time
 
-	// published is the newest generation the broker accepted, and whether as a delete; publishedAt
-	// when it first did, for the delivery latency.
+	// published is the newest generation the broker accepted, and whether as a delete;
+	// publishedRevision the revision it accepted; publishedAt when it first did, for the delivery
+	// latency.
 	published         int64
+	publishedRevision int64
 	publishedDeleting bool
 	publishedAt       time.Time
 
@@ -218,8 +227,10 @@ func (s *Source) Run(ctx context.Context) error {
 }
 
 // Apply makes generation of bundle the desired state of resource id on consumer, and publishes it unless
-// that generation or a newer one is already known. Moving a bundle to another consumer is a Delete and a
-// new resource, not an Apply.
+// a newer generation, or the same one with the same content, is already known. The same generation with
+// other content is published too, once (see sameBundle and syncBundle): a bundle may be made of more
+// than its owner, whose generation it carries. Moving a bundle to another consumer is a Delete and a new
+// resource, not an Apply.
 func (s *Source) Apply(consumerName, id string, generation int64, spec *protocol.ManifestBundle) error {
 	if err := protocol.ValidateID("consumer", consumerName); err != nil {
 		return err
@@ -247,12 +258,25 @@ func (s *Source) Apply(consumerName, id string, generation int64, spec *protocol
 	case generation < b.generation:
 		return nil
 	case generation == b.generation && b.spec != nil:
-		// The same generation again, as a resync of the owner gives it: nothing new to send.
-		return nil
+		if sameBundle(b.spec, spec) {
+			// The same generation again, as a resync of the owner gives it: nothing new to send.
+			return nil
+		}
+		b.changedInPlace = true
+	default:
+		b.changedInPlace = false
 	}
 	b.generation, b.spec = generation, spec
+	b.revision++
 	s.bundleQueue.Add(id)
 	return nil
+}
+
+// sameBundle says whether two bundles have the same content. The owner renders the same input to the
+// same bytes, so comparing them is enough, and costs no more than a read of each; a difference in
+// bytes alone costs one needless publish.
+func sameBundle(x, y *protocol.ManifestBundle) bool {
+	return reflect.DeepEqual(x, y)
 }
 
 // Delete asks the agent of consumer to delete resource id's objects with the bundle's delete option; the

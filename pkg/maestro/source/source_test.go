@@ -287,6 +287,72 @@ func TestPublishAndStatus(t *testing.T) {
 	}
 }
 
+// A bundle may change while its owner's generation does not (a cluster's bundle carries its
+// ExternalAuth): the new content goes out at the same generation, once, even though the agent
+// acknowledged that generation; the same content again does not; and an agent that resyncs holding
+// that generation is sent the newest content, as its generation cannot say which content it has.
+func TestSameGenerationNewContent(t *testing.T) {
+	b := maestrotest.StartBroker(t)
+	agent := startFakeAgent(t, b, "mc-1")
+	s, statuses := startSource(t, b, Options{RepublishAfter: 300 * time.Millisecond})
+	manifestOf := func(e protocol.Event) string {
+		t.Helper()
+		bundle, err := e.ManifestBundle()
+		if err != nil || len(bundle.Manifests) != 1 {
+			t.Fatalf("event carries %+v (%v), want one manifest", bundle, err)
+		}
+		return string(bundle.Manifests[0])
+	}
+	one, two := testBundle(t, "one"), testBundle(t, "two")
+
+	if err := s.Apply("mc-1", "uid-1", 1, one); err != nil {
+		t.Fatal(err)
+	}
+	agent.next(protocol.SpecCreateRequest)
+	agent.sendStatus("mc-1", "uid-1", 1, 0, available)
+	nextStatus(t, statuses)
+
+	// The same content again, in a bundle of its own as a new render makes it: nothing to send.
+	if err := s.Apply("mc-1", "uid-1", 1, testBundle(t, "one")); err != nil {
+		t.Fatal(err)
+	}
+	agent.none(protocol.SpecUpdateRequest, 500*time.Millisecond)
+
+	// New content at the acknowledged generation goes out.
+	if err := s.Apply("mc-1", "uid-1", 1, two); err != nil {
+		t.Fatal(err)
+	}
+	update := agent.next(protocol.SpecUpdateRequest)
+	if update.ResourceVersion() != 1 || manifestOf(update) != string(two.Manifests[0]) {
+		t.Fatalf("update_request of generation %d with %s, want generation 1 with %s", update.ResourceVersion(), manifestOf(update), two.Manifests[0])
+	}
+	// Once: the generation is acknowledged, and a republish would not tell the agent anything new.
+	if err := s.Apply("mc-1", "uid-1", 1, testBundle(t, "two")); err != nil {
+		t.Fatal(err)
+	}
+	agent.none(protocol.SpecUpdateRequest, time.Second)
+
+	// Had that update been lost, the agent's resync after it reconnects brings the newest content.
+	agent.resync(protocol.ResourceVersion{ResourceID: "uid-1", ResourceVersion: 1})
+	answer := agent.next(protocol.SpecResyncResponse)
+	if answer.ResourceID() != "uid-1" || answer.ResourceVersion() != 1 || manifestOf(answer) != string(two.Manifests[0]) {
+		t.Fatalf("resync_response about %q generation %d with %s, want uid-1 generation 1 with %s",
+			answer.ResourceID(), answer.ResourceVersion(), manifestOf(answer), two.Manifests[0])
+	}
+
+	// A new generation is the usual case again: once acknowledged, a resync holding it is sent nothing.
+	if err := s.Apply("mc-1", "uid-1", 2, testBundle(t, "three")); err != nil {
+		t.Fatal(err)
+	}
+	if update := agent.next(protocol.SpecUpdateRequest); update.ResourceVersion() != 2 {
+		t.Fatalf("update_request of generation %d, want 2", update.ResourceVersion())
+	}
+	agent.sendStatus("mc-1", "uid-1", 2, 0, available)
+	nextStatus(t, statuses)
+	agent.resync(protocol.ResourceVersion{ResourceID: "uid-1", ResourceVersion: 2})
+	agent.none(protocol.SpecResyncResponse, 500*time.Millisecond)
+}
+
 func TestStatusFromTheWrongConsumerIsRefused(t *testing.T) {
 	b := maestrotest.StartBroker(t)
 	agentA := startFakeAgent(t, b, "mc-a")
