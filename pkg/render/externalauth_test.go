@@ -184,6 +184,26 @@ func TestClusterBundleExternalAuthAddsOnlyWhatItNeeds(t *testing.T) {
 	}
 }
 
+// The source compares a bundle's bytes to tell new content from a resync: an external auth must
+// render to the same bytes every time.
+func TestClusterBundleWithExternalAuthIsDeterministic(t *testing.T) {
+	c := fullCluster("customer", "full", clusterID)
+	in := render.ClusterInput{Cluster: c, ReleaseImage: releaseImage, ExternalAuth: fullExternalAuth(t, c, "entra")}
+	first, err := render.ClusterBundle(in, render.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		again, err := render.ClusterBundle(in, render.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if toJSON(t, again) != toJSON(t, first) {
+			t.Fatalf("rendering again gave other bytes:\n%s\n%s", toJSON(t, first), toJSON(t, again))
+		}
+	}
+}
+
 func TestUsernamePrefixPolicy(t *testing.T) {
 	c := minimalCluster("customer", "c", clusterID)
 	for policy, want := range map[v1alpha1.UsernamePrefixPolicy]configv1.UsernamePrefixPolicy{
