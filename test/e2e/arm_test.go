@@ -271,6 +271,8 @@ var (
 	clustersPath  = regexp.MustCompile(`(?i)/hcpOpenShiftClusters$`)
 	nodePoolPath  = regexp.MustCompile(`(?i)/nodePools/[^/]+$`)
 	nodePoolsPath = regexp.MustCompile(`(?i)/nodePools$`)
+	authPath      = regexp.MustCompile(`(?i)/externalAuths/[^/]+$`)
+	authsPath     = regexp.MustCompile(`(?i)/externalAuths$`)
 	operationPath = regexp.MustCompile(`(?i)/hcpOperationStatuses/[^/]+$`)
 	resultPath    = regexp.MustCompile(`(?i)/hcpOperationResults/[^/]+$`)
 	versionsPath  = regexp.MustCompile(`(?i)/hcpOpenShiftVersions$`)
@@ -294,6 +296,10 @@ func responseDefinition(method, path string, status int) string {
 		return "NodePoolListResult"
 	case nodePoolPath.MatchString(path):
 		return "NodePool"
+	case authsPath.MatchString(path):
+		return "ExternalAuthListResult"
+	case authPath.MatchString(path):
+		return "ExternalAuth"
 	case clustersPath.MatchString(path):
 		return "HcpOpenShiftClusterListResult"
 	case clusterPath.MatchString(path):
