@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/conversion"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
@@ -31,15 +32,15 @@ type preflightResource struct {
 const maxDeploymentResources = 800
 
 // preflightRun is what one preflight request has learnt: a resource named twice is checked once, and a
-// node pool's cluster is read once for all its node pools.
+// cluster is read once for all its node pools and external auths.
 type preflightRun struct {
 	checked  map[string]bool
 	clusters map[string]bool
 }
 
-// preflight checks the clusters and node pools of a deployment as a create would: the same
-// conversion, then a dry-run write, so that the API's validation and admission run. Resources of other
-// types, api-versions the shim does not serve and template expressions are left to the deployment.
+// preflight checks the clusters, node pools and external auths of a deployment as a create would: the
+// same conversion, then a dry-run write, so that the API's validation and admission run. Resources of
+// other types, api-versions the shim does not serve and template expressions are left to the deployment.
 func (f *Frontend) preflight(req *request) error {
 	var deployment struct {
 		Resources []json.RawMessage `json:"resources"`
@@ -86,6 +87,8 @@ func (f *Frontend) preflightOne(req *request, run *preflightRun, raw json.RawMes
 		id += names.ClusterType + "/" + parts[0]
 	case strings.EqualFold(r.Type, names.NodePoolType) && len(parts) == 2:
 		id += names.ClusterType + "/" + parts[0] + "/nodePools/" + parts[1]
+	case strings.EqualFold(r.Type, names.ExternalAuthType) && len(parts) == 2:
+		id += names.ClusterType + "/" + parts[0] + "/externalAuths/" + parts[1]
 	default:
 		return nil
 	}
@@ -110,7 +113,8 @@ func (f *Frontend) preflightOne(req *request, run *preflightRun, raw json.RawMes
 	if obj.Kind == names.KindCluster {
 		return dryRun(f.clusters, req, res, creq)
 	}
-	// A node pool's cluster may come with the same deployment: without it, the conversion alone checks.
+	// A node pool's or external auth's cluster may come with the same deployment: without it, the
+	// conversion alone checks.
 	parentKey := obj.Namespace + "/" + obj.ClusterName
 	found, known := run.clusters[parentKey]
 	if !known {
@@ -119,12 +123,21 @@ func (f *Frontend) preflightOne(req *request, run *preflightRun, raw json.RawMes
 		}
 		run.clusters[parentKey] = found
 	}
+	auth := obj.Kind == names.KindExternalAuth
 	if !found {
-		_, errs := conversion.NodePoolFromARM(creq, nil)
+		var errs field.ErrorList
+		if auth {
+			_, errs = conversion.ExternalAuthFromARM(creq, nil)
+		} else {
+			_, errs = conversion.NodePoolFromARM(creq, nil)
+		}
 		if len(errs) > 0 {
 			return fieldErrorsToCloudError(errs)
 		}
 		return nil
+	}
+	if auth {
+		return dryRun(f.auths, req, res, creq)
 	}
 	return dryRun(f.nodePools, req, res, creq)
 }

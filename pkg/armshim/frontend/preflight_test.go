@@ -42,6 +42,10 @@ func TestPreflight(t *testing.T) {
 			resources: []string{resource(names.NodePoolType, "c1/np1", minimalNodePoolBody)}},
 		{name: "a node pool without properties", status: "Failed", target: "properties",
 			resources: []string{resource(names.NodePoolType, "c1/np1", `{"location":"eastus"}`)}},
+		{name: "an external auth of a cluster in the same deployment", status: "Succeeded",
+			resources: []string{resource(names.ExternalAuthType, "c1/entra", minimalExternalAuthBody)}},
+		{name: "an external auth without properties", status: "Failed", target: "properties",
+			resources: []string{resource(names.ExternalAuthType, "c1/entra", `{}`)}},
 		{name: "two failures", status: "Failed",
 			resources: []string{resource(names.NodePoolType, "c1/np1", `{"location":"eastus"}`), resource(names.ClusterType, "c1", `{"location":"westus"}`)}},
 	}

@@ -181,6 +181,27 @@ func TestAgainstHCPAPIServer(t *testing.T) {
 		if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"name":"Entra"`) || strings.Contains(rec.Body.String(), "Other") {
 			t.Errorf("external auth list: %d %s", rec.Code, rec.Body)
 		}
+		// Preflight runs the API's validation: the deployed external auth again passes, an http issuer fails.
+		preflight := testRGPath + "/providers/Microsoft.RedHatOpenShift/deployments/d-auth/preflight" + q
+		resource := func(name, body string) string {
+			var r map[string]any
+			_ = json.Unmarshal([]byte(body), &r)
+			r["type"], r["name"], r["apiVersion"] = names.ExternalAuthType, name, testAPI
+			raw, _ := json.Marshal(r)
+			return string(raw)
+		}
+		rec = call(f, "POST", preflight, `{"resources":[`+resource("Alpha/Entra", minimalExternalAuthBody)+`]}`)
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"status":"Succeeded"`) {
+			t.Errorf("preflight of the deployed external auth: %d %s", rec.Code, rec.Body)
+		}
+		httpIssuer := strings.Replace(minimalExternalAuthBody, "https://login", "http://login", 1)
+		rec = call(f, "POST", preflight, `{"resources":[`+resource("Alpha/Entra", httpIssuer)+`]}`)
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"status":"Failed"`) || !strings.Contains(rec.Body.String(), "properties.issuer.url") {
+			t.Errorf("preflight of an http issuer: %d %s", rec.Code, rec.Body)
+		}
+		if ea, err := s.Client.HcpV1alpha1().ExternalAuths(ns).Get(ctx, "alpha.entra", metav1.GetOptions{}); err != nil || !strings.HasPrefix(ea.Spec.Issuer.URL, "https://") {
+			t.Errorf("preflight changed the external auth: %v %v", ea, err)
+		}
 	})
 
 	t.Run("responses match the OpenAPI documents", func(t *testing.T) {
