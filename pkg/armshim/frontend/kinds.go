@@ -60,6 +60,13 @@ func nodePoolKind(client versioned.Interface, clusters *kind[*hcpv1alpha1.HCPClu
 		delete: func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error {
 			return c.NodePools(ns).Delete(ctx, name, opts)
 		},
+		list: func(ctx context.Context, ns string, opts metav1.ListOptions) ([]*hcpv1alpha1.NodePool, string, error) {
+			list, err := c.NodePools(ns).List(ctx, opts)
+			if err != nil {
+				return nil, "", err
+			}
+			return itemPointers(list.Items), list.Continue, nil
+		},
 		fromARM: func(req conversion.Request, existing *hcpv1alpha1.NodePool) (*hcpv1alpha1.NodePool, field.ErrorList) {
 			return conversion.NodePoolFromARM(req, existing)
 		},
@@ -95,6 +102,13 @@ func externalAuthKind(client versioned.Interface, clusters *kind[*hcpv1alpha1.HC
 		},
 		delete: func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error {
 			return c.ExternalAuths(ns).Delete(ctx, name, opts)
+		},
+		list: func(ctx context.Context, ns string, opts metav1.ListOptions) ([]*hcpv1alpha1.ExternalAuth, string, error) {
+			list, err := c.ExternalAuths(ns).List(ctx, opts)
+			if err != nil {
+				return nil, "", err
+			}
+			return itemPointers(list.Items), list.Continue, nil
 		},
 		fromARM: func(req conversion.Request, existing *hcpv1alpha1.ExternalAuth) (*hcpv1alpha1.ExternalAuth, field.ErrorList) {
 			return conversion.ExternalAuthFromARM(req, existing)

@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
-	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
 )
 
@@ -91,31 +90,14 @@ func (f *Frontend) listClusters(req *request) error {
 }
 
 // listNodePools lists the node pools of one cluster.
-func (f *Frontend) listNodePools(req *request) error {
-	return listOfCluster(f, f.nodePools, req, "NodePool", func(ns string, opts metav1.ListOptions) ([]*hcpv1alpha1.NodePool, string, error) {
-		list, err := f.client.HcpV1alpha1().NodePools(ns).List(req.ctx, opts)
-		if err != nil {
-			return nil, "", err
-		}
-		return itemPointers(list.Items), list.Continue, nil
-	})
-}
+func (f *Frontend) listNodePools(req *request) error { return listOfCluster(f, f.nodePools, req) }
 
 // listExternalAuths lists the external auths of one cluster (one at most, but paged as ARM lists are).
-func (f *Frontend) listExternalAuths(req *request) error {
-	return listOfCluster(f, f.auths, req, "ExternalAuth", func(ns string, opts metav1.ListOptions) ([]*hcpv1alpha1.ExternalAuth, string, error) {
-		list, err := f.client.HcpV1alpha1().ExternalAuths(ns).List(req.ctx, opts)
-		if err != nil {
-			return nil, "", err
-		}
-		return itemPointers(list.Items), list.Continue, nil
-	})
-}
+func (f *Frontend) listExternalAuths(req *request) error { return listOfCluster(f, f.auths, req) }
 
 // listOfCluster answers a list of the node pools or external auths of the cluster the path names:
 // those of the subscription (by label) and of the cluster (by field selector), a page at a time.
-func listOfCluster[T any](f *Frontend, k *kind[T], req *request, kindName string,
-	list func(ns string, opts metav1.ListOptions) ([]T, string, error)) error {
+func listOfCluster[T any](f *Frontend, k *kind[T], req *request) error {
 	res, err := parseResource(req)
 	if err != nil {
 		return err
@@ -131,7 +113,7 @@ func listOfCluster[T any](f *Frontend, k *kind[T], req *request, kindName string
 	}
 	opts.LabelSelector = names.SubscriptionSelector(req.vars["sub"])
 	opts.FieldSelector = fields.OneTermEqualSelector("spec.clusterName", res.obj.ClusterName).String()
-	objs, continueToken, err := list(res.obj.Namespace, opts)
+	objs, continueToken, err := k.list(req.ctx, res.obj.Namespace, opts)
 	if err != nil {
 		return listError(req, err)
 	}
@@ -140,21 +122,13 @@ func listOfCluster[T any](f *Frontend, k *kind[T], req *request, kindName string
 		body, err := k.toARM(req.resourceAPIVersion(), obj, f.location)
 		if err != nil {
 			meta := k.meta(obj)
-			req.logger.Info("Leaving out of a list an object that is not an ARM resource", "kind", kindName, "object", meta.GetNamespace()+"/"+meta.GetName(), "err", err)
+			req.logger.Info("Leaving out of a list an object that is not an ARM resource", "resource", k.resource, "object", meta.GetNamespace()+"/"+meta.GetName(), "err", err)
 			continue
 		}
 		items = append(items, body)
 	}
 	writePage(req, items, continueToken)
 	return nil
-}
-
-func itemPointers[T any](items []T) []*T {
-	out := make([]*T, len(items))
-	for i := range items {
-		out[i] = &items[i]
-	}
-	return out
 }
 
 // listError maps a list's error; a continue token the API no longer knows (410) is a bad $skipToken.

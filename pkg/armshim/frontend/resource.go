@@ -82,7 +82,10 @@ type kind[T any] struct {
 	create   func(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
 	update   func(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
 	delete   func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error
-	fromARM  func(req conversion.Request, existing T) (T, field.ErrorList)
+	// list lists a page of a namespace's objects and gives the continue token of the next; only the
+	// kinds of a cluster's lists (node pools, external auths) have it.
+	list    func(ctx context.Context, ns string, opts metav1.ListOptions) ([]T, string, error)
+	fromARM func(req conversion.Request, existing T) (T, field.ErrorList)
 	// toARM gives the ARM body of obj, in location.
 	toARM func(v conversion.APIVersion, obj T, location string) (any, error)
 	meta  func(T) metav1.Object
@@ -201,4 +204,13 @@ func defaultSystemData(now time.Time) string {
 	ts := now.UTC().Format(time.RFC3339)
 	return fmt.Sprintf(`{"createdBy":"Unknown-ARO-HCP-frontend","createdByType":"Application","createdAt":%q,`+
 		`"lastModifiedBy":"Unknown-ARO-HCP-frontend","lastModifiedByType":"Application","lastModifiedAt":%q}`, ts, ts)
+}
+
+// itemPointers points at the items of a list, as the kinds' functions take them.
+func itemPointers[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
 }
