@@ -19,10 +19,12 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 	"github.com/aro-hcp/hcp-apiserver/test/framework"
@@ -168,6 +170,7 @@ func TestHighAvailabilityBehindKubeAPIServer(t *testing.T) {
 		}
 	}
 	checkDeliveredOnce(t, mc, clusters)
+	racingExternalAuthsGetOne(t, s.client.Load(), clusters[0])
 
 	armShimBehindKubeAPIServer(t, mc, deploy)
 
@@ -504,4 +507,37 @@ func armShimBehindKubeAPIServer(t *testing.T, mc *framework.ManagementCluster, d
 	resp = c.mustDo(t, http.MethodDelete, id, v, nil, http.StatusAccepted)
 	pollToEnd(t, c, resp, runtime.FinalStateViaLocation)
 	c.mustDo(t, http.MethodGet, id, v, nil, http.StatusNotFound)
+}
+
+// racingExternalAuthsGetOne creates the first external auth of a cluster 20 times at once through
+// kube-apiserver, which spreads the requests over the live replicas: one wins, the others are told why.
+func racingExternalAuthsGetOne(t *testing.T, client versioned.Interface, cluster v1alpha1.HCPCluster) {
+	t.Helper()
+	const racers = 20
+	errs := make([]error, racers)
+	var start, done sync.WaitGroup
+	start.Add(1)
+	for i := range racers {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			start.Wait()
+			ea := fixtures.ExternalAuth(cluster.Namespace, cluster.Name, fmt.Sprintf("idp-%d", i))
+			_, errs[i] = client.HcpV1alpha1().ExternalAuths(cluster.Namespace).Create(t.Context(), ea, metav1.CreateOptions{})
+		}()
+	}
+	start.Done()
+	done.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !apierrors.IsConflict(err) || !strings.Contains(err.Error(), "a cluster can have one external auth only"):
+			t.Errorf("a racing external auth was refused with %v; want 409 Conflict saying a cluster has one", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d of %d racing external auths of cluster %s were created; want exactly one", won, racers, cluster.Name)
+	}
 }

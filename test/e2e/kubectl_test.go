@@ -18,6 +18,7 @@ func TestKubectl(t *testing.T) {
 		"hcpcluster.hcp.aro.azure.com/dev-cluster created",
 		"nodepool.hcp.aro.azure.com/dev-cluster.workers created",
 		"nodepool.hcp.aro.azure.com/dev-cluster.gpu created",
+		"externalauth.hcp.aro.azure.com/dev-cluster.entra created",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl apply -f %s did not say %q:\n%s", examplesDir, want, out)
@@ -42,6 +43,14 @@ func TestKubectl(t *testing.T) {
 		wantColumns(t, out, "NAME", "VERSION", "STATE", "MGMT-CLUSTER", "AGE", "LOCATION", "CHANNEL", "CLUSTER-ID", "API-URL")
 		if row := tableRow(t, out, "dev-cluster"); row[5] != "eastus" || row[6] != "stable" {
 			t.Errorf("LOCATION, CHANNEL of dev-cluster = %q, %q, want eastus, stable:\n%s", row[5], row[6], out)
+		}
+
+		out = s.mustKubectl(t, "get", "externalauths")
+		wantColumns(t, out, "NAME", "CLUSTER", "ISSUER", "STATE", "AGE")
+		if row := tableRow(t, out, "dev-cluster.entra"); row[1] != "dev-cluster" ||
+			row[2] != "https://login.microsoftonline.com/00000000-0000-0000-0000-000000000001/v2.0" || row[3] != "Accepted" {
+			t.Errorf("CLUSTER, ISSUER, STATE of dev-cluster.entra = %q, %q, %q, want dev-cluster, the Entra issuer, Accepted:\n%s",
+				row[1], row[2], row[3], out)
 		}
 
 		out = s.mustKubectl(t, "get", "nodepools", "-o", "wide")
@@ -69,12 +78,13 @@ func TestKubectl(t *testing.T) {
 		}
 	})
 
-	t.Run("the hcp category lists all four kinds", func(t *testing.T) {
+	t.Run("the hcp category lists every kind", func(t *testing.T) {
 		out := s.mustKubectl(t, "get", "hcp")
 		for _, want := range []string{
 			"hcpcluster.hcp.aro.azure.com/dev-cluster",
 			"nodepool.hcp.aro.azure.com/dev-cluster.workers",
 			"nodepool.hcp.aro.azure.com/dev-cluster.gpu",
+			"externalauth.hcp.aro.azure.com/dev-cluster.entra",
 			"breakglasscredential.hcp.aro.azure.com/dev-cluster-oncall",
 			"managementcluster.hcp.aro.azure.com/mc-eastus-1",
 		} {
@@ -91,6 +101,7 @@ func TestKubectl(t *testing.T) {
 		}{
 			{"hcpc", "dev-cluster", []string{"NAME", "VERSION", "STATE", "MGMT-CLUSTER", "AGE"}},
 			{"np", "dev-cluster.workers", []string{"NAME", "CLUSTER", "VERSION", "REPLICAS", "STATE", "AGE"}},
+			{"ea", "dev-cluster.entra", []string{"NAME", "CLUSTER", "ISSUER", "STATE", "AGE"}},
 			{"bgc", "dev-cluster-oncall", []string{"NAME", "CLUSTER", "PHASE", "EXPIRES", "AGE"}},
 			{"mc", "mc-eastus-1", []string{"NAME", "LOCATION", "HOSTED", "AVAILABLE", "NODEPOOLS", "SCHEDULABLE", "CONNECTED", "AGE"}},
 		} {
@@ -106,6 +117,13 @@ func TestKubectl(t *testing.T) {
 			// Each field is followed by its description, indented below it.
 			if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(f) + `\n    \S`).MatchString(out) {
 				t.Errorf("kubectl explain hcpcluster.spec.network does not show %q with a description:\n%s", f, out)
+			}
+		}
+
+		out = s.mustKubectl(t, "explain", "externalauth.spec.claim")
+		for _, f := range []string{"mappings\t<TokenClaimMappings> -required-", "validationRules\t<[]TokenClaimValidationRule>"} {
+			if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(f) + `\n    \S`).MatchString(out) {
+				t.Errorf("kubectl explain externalauth.spec.claim does not show %q with a description:\n%s", f, out)
 			}
 		}
 
@@ -125,6 +143,9 @@ func TestKubectl(t *testing.T) {
 		if !strings.Contains(out, "No resources found") {
 			t.Errorf("kubectl get np --field-selector spec.clusterName=other listed something:\n%s", out)
 		}
+
+		out = s.mustKubectl(t, "get", "ea", "--field-selector", "spec.clusterName=dev-cluster")
+		tableRow(t, out, "dev-cluster.entra")
 
 		out = s.mustKubectl(t, "get", "bgc", "--field-selector", "spec.clusterName=dev-cluster")
 		tableRow(t, out, "dev-cluster-oncall")

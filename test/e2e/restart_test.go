@@ -42,6 +42,7 @@ func TestObjectsSurviveRestart(t *testing.T) {
 		"hcpcluster.hcp.aro.azure.com/dev-cluster unchanged",
 		"nodepool.hcp.aro.azure.com/dev-cluster.workers unchanged",
 		"nodepool.hcp.aro.azure.com/dev-cluster.gpu unchanged",
+		"externalauth.hcp.aro.azure.com/dev-cluster.entra unchanged",
 		"breakglasscredential.hcp.aro.azure.com/dev-cluster-oncall created",
 	} {
 		if !strings.Contains(out, want) {

@@ -51,6 +51,11 @@ func apiKinds() []apiKind {
 				np := fixtures.NodePool(targetNamespace, targetCluster, strings.TrimPrefix(name, targetCluster+"."))
 				return typed(np, "NodePool")
 			}},
+		{resource: "externalauths", namespaced: true, fresh: targetCluster + ".fresh", existing: targetCluster + ".idp",
+			valid: func(name string) runtime.Object {
+				ea := fixtures.ExternalAuth(targetNamespace, targetCluster, strings.TrimPrefix(name, targetCluster+"."))
+				return typed(ea, "ExternalAuth")
+			}},
 		{resource: "breakglasscredentials", namespaced: true, fresh: "fresh-credential",
 			valid: func(name string) runtime.Object {
 				return typed(fixtures.BreakglassCredential(targetNamespace, targetCluster, name), "BreakglassCredential")
@@ -107,6 +112,8 @@ func createAPITargets(t *testing.T, ctx context.Context, c versioned.Interface) 
 	must("the cluster", err)
 	_, err = hcp.NodePools(targetNamespace).Create(ctx, fixtures.NodePool(targetNamespace, targetCluster, "np1"), metav1.CreateOptions{})
 	must("the node pool", err)
+	_, err = hcp.ExternalAuths(targetNamespace).Create(ctx, fixtures.ExternalAuth(targetNamespace, targetCluster, "idp"), metav1.CreateOptions{})
+	must("the external auth", err)
 	_, err = hcp.ARMSubscriptions().Create(ctx, armSubscription(targetSub), metav1.CreateOptions{})
 	must("the subscription", err)
 	_, err = hcp.ARMOperations().Create(ctx, armOperation(targetOperation), metav1.CreateOptions{})

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
@@ -147,6 +149,35 @@ func TestRacingManagementClustersGetOneConsumerName(t *testing.T) {
 				return err
 			})
 			tally(t, errs, 1, apierrors.IsInvalid, "spec.consumerName")
+		})
+	}
+}
+
+// A cluster has one external auth: of racing creates of its first one, through one server or two, one wins
+// and the others are told why, with 409 Conflict as ARM answers.
+func TestRacingExternalAuthsGetOnePerCluster(t *testing.T) {
+	for name, clients := range servers(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx, ns := context.Background(), namespace(t)
+			succeededCluster(t, clients[0], ns, "dev")
+			errs := race(clients, func(i int, c versioned.Interface) error {
+				_, err := c.HcpV1alpha1().ExternalAuths(ns).Create(ctx, fixtures.ExternalAuth(ns, "dev", fmt.Sprintf("idp-%d", i)), metav1.CreateOptions{})
+				return err
+			})
+			tally(t, errs, 1, apierrors.IsConflict, "a cluster can have one external auth only")
+			list, err := clients[1%len(clients)].HcpV1alpha1().ExternalAuths(ns).List(ctx, metav1.ListOptions{})
+			if err != nil || len(list.Items) != 1 {
+				t.Fatalf("stored external auths: %v, %v; want exactly one", list, err)
+			}
+			// Once it is gone, the cluster may have another.
+			winner := list.Items[0]
+			if err := clients[0].HcpV1alpha1().ExternalAuths(ns).Delete(ctx, winner.Name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			removeFinalizers(t, clients[0], ns, winner.Name)
+			if _, err := clients[1%len(clients)].HcpV1alpha1().ExternalAuths(ns).Create(ctx, fixtures.ExternalAuth(ns, "dev", "next"), metav1.CreateOptions{}); err != nil {
+				t.Errorf("a new external auth after the first is gone: %v", err)
+			}
 		})
 	}
 }
@@ -309,5 +340,29 @@ func TestClustersStoredWithoutClaimsGetThemAtStart(t *testing.T) {
 	_, err = second.Client.HcpV1alpha1().HCPClusters(ns).Create(ctx, newer, metav1.CreateOptions{})
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "is already used by HCPCluster "+ns+"/old") {
 		t.Errorf("a subnet of a cluster stored without claims: got %v, want it refused as used by %s/old", err, ns)
+	}
+}
+
+// removeFinalizers lets a deleted object go as its controller would once what it delivered is gone, and
+// waits until it is.
+func removeFinalizers(t *testing.T, c versioned.Interface, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		ea, err := c.HcpV1alpha1().ExternalAuths(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		ea.Finalizers = nil
+		if _, err := c.HcpV1alpha1().ExternalAuths(ns).Update(ctx, ea, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return false, err
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("external auth %s/%s is still there: %v", ns, name, err)
 	}
 }

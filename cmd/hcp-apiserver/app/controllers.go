@@ -23,6 +23,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/breakglasscredential"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/credentialrevocation"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/externalauth"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/hcpcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/managementcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/nodepool"
@@ -183,6 +184,7 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	term, hcp := leaderterm.New(ctx), shared.Hcp().V1alpha1()
 	clusterInformer, poolInformer, credentialInformer := leaderterm.Lend(term, hcp.HCPClusters()), leaderterm.Lend(term, hcp.NodePools()), leaderterm.Lend(term, hcp.BreakglassCredentials())
 	mcInformer, operationInformer, subscriptionInformer := leaderterm.Lend(term, hcp.ManagementClusters()), leaderterm.Lend(term, hcp.ARMOperations()), leaderterm.Lend(term, hcp.ARMSubscriptions())
+	authInformer := leaderterm.Lend(term, hcp.ExternalAuths())
 	versions, err := versionresolution.New(client, clusterInformer, catalog)
 	if err != nil {
 		return err
@@ -192,7 +194,7 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 		return err
 	}
 	gate := bundle.NewOfferGate(publisher.SetSynced)
-	clusters, err := hcpcluster.New(client, clusterInformer, mcInformer, poolInformer, credentialInformer,
+	clusters, err := hcpcluster.New(client, clusterInformer, mcInformer, poolInformer, authInformer, credentialInformer,
 		catalog, bundle.Gate(publisher, gate), hcpcluster.Options{Render: renderOptions, CreateDeadline: o.CreateDeadline})
 	if err != nil {
 		return err
@@ -217,7 +219,11 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	if err != nil {
 		return err
 	}
-	operations, err := armoperation.New(client, operationInformer, clusterInformer, poolInformer, credentialInformer,
+	auths, err := externalauth.New(client, authInformer, clusterInformer, mcInformer, publisher)
+	if err != nil {
+		return err
+	}
+	operations, err := armoperation.New(client, operationInformer, clusterInformer, poolInformer, authInformer, credentialInformer,
 		o.ARMOperationRetention)
 	if err != nil {
 		return err
@@ -236,6 +242,7 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	go placements.Run(ctx)
 	go clusters.Run(ctx, 4)
 	go pools.Run(ctx, 4)
+	go auths.Run(ctx, 2)
 	go credentials.Run(ctx, 2)
 	go revocations.Run(ctx, 1)
 	go mcStatus.Run(ctx, 1)

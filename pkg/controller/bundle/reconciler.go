@@ -120,6 +120,10 @@ func (r *Reconciler[T]) forget(obj any) {
 // depend on.
 func (r *Reconciler[T]) Enqueue(obj any) { r.queue.Enqueue(obj) }
 
+// EnqueueKey queues the object of a namespace/name key, for an adapter whose objects depend on objects
+// that name them (a cluster's external auth).
+func (r *Reconciler[T]) EnqueueKey(key string) { r.queue.Add(key) }
+
 // FollowChanges queues, on every change of an object of what (an HCPCluster, say), the objects of the
 // kind that depend on it: those for which dependsOn returns its namespace/name key. A node pool or a
 // credential waits for its cluster, and goes with it. Call it before the informers start.

@@ -2,7 +2,8 @@
 // the bundle reconciler. It renders the cluster's namespace, pull secret and HostedCluster once the
 // cluster's version is resolved for its generation, turns the HostedCluster's feedback into the cluster's
 // status, fails a cluster that does not come up within its deadline, and, when a cluster is deleted,
-// deletes its node pools and credentials before its bundle.
+// deletes its node pools, external auths and credentials before its bundle. The cluster's ExternalAuth
+// is an input of its HostedCluster: a change of it renders the bundle again.
 package hcpcluster
 
 import (
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
@@ -44,6 +46,7 @@ type adapter struct {
 	client    versioned.Interface
 	mcs       listers.ManagementClusterLister
 	nodePools listers.NodePoolLister
+	auths     listers.ExternalAuthLister
 	creds     listers.BreakglassCredentialLister
 	catalog   *versioncatalog.Catalog
 	opts      Options
@@ -52,17 +55,37 @@ type adapter struct {
 
 // New returns the reconciler that delivers HCPClusters.
 func New(client versioned.Interface, clusters informers.HCPClusterInformer, mcs informers.ManagementClusterInformer,
-	nodePools informers.NodePoolInformer, creds informers.BreakglassCredentialInformer,
+	nodePools informers.NodePoolInformer, auths informers.ExternalAuthInformer, creds informers.BreakglassCredentialInformer,
 	catalog *versioncatalog.Catalog, publisher bundle.Publisher, opts Options) (*bundle.Reconciler[*v1alpha1.HCPCluster], error) {
 	if opts.CreateDeadline <= 0 {
 		opts.CreateDeadline = time.Hour
 	}
 	a := &adapter{
-		client: client, mcs: mcs.Lister(), nodePools: nodePools.Lister(), creds: creds.Lister(),
+		client: client, mcs: mcs.Lister(), nodePools: nodePools.Lister(), auths: auths.Lister(), creds: creds.Lister(),
 		catalog: catalog, opts: opts, now: time.Now,
 	}
-	return bundle.New[*v1alpha1.HCPCluster](Name, clusters.Informer(), a, publisher,
-		mcs.Informer().HasSynced, nodePools.Informer().HasSynced, creds.Informer().HasSynced)
+	r, err := bundle.New[*v1alpha1.HCPCluster](Name, clusters.Informer(), a, publisher,
+		mcs.Informer().HasSynced, nodePools.Informer().HasSynced, auths.Informer().HasSynced, creds.Informer().HasSynced)
+	if err != nil {
+		return nil, err
+	}
+	// A change of an external auth is a change of its cluster's HostedCluster.
+	enqueueCluster := func(obj any) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
+		}
+		if ea, ok := obj.(*v1alpha1.ExternalAuth); ok {
+			r.EnqueueKey(ea.Namespace + "/" + ea.Spec.ClusterName)
+		}
+	}
+	if _, err := auths.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueueCluster,
+		UpdateFunc: func(_, obj any) { enqueueCluster(obj) },
+		DeleteFunc: enqueueCluster,
+	}); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 func (a *adapter) Client(namespace string) bundle.Client[*v1alpha1.HCPCluster] {
@@ -94,11 +117,39 @@ func (a *adapter) Plan(cluster *v1alpha1.HCPCluster, consumer string) (bundle.Pl
 	if !ok {
 		return plan, nil
 	}
+	auth, err := a.externalAuth(cluster)
+	if err != nil {
+		return plan, err
+	}
 	plan.Input = image
+	if auth != nil {
+		plan.Input += fmt.Sprintf(" auth=%s/%d", auth.UID, auth.Generation)
+	}
 	plan.Render = func() (*protocol.ManifestBundle, error) {
-		return render.ClusterBundle(render.ClusterInput{Cluster: cluster, ReleaseImage: image}, a.opts.Render)
+		return render.ClusterBundle(render.ClusterInput{Cluster: cluster, ReleaseImage: image, ExternalAuth: auth}, a.opts.Render)
 	}
 	return plan, nil
+}
+
+// externalAuth returns the identity provider the cluster's HostedCluster carries: its live ExternalAuth,
+// nil when it has none or it is being deleted. Storage keeps it to one; were there two (a claim lost
+// with its etcd), the oldest is the one.
+func (a *adapter) externalAuth(cluster *v1alpha1.HCPCluster) (*v1alpha1.ExternalAuth, error) {
+	all, err := a.auths.ExternalAuths(cluster.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var oldest *v1alpha1.ExternalAuth
+	for _, ea := range all {
+		if ea.Spec.ClusterName != cluster.Name || ea.DeletionTimestamp != nil {
+			continue
+		}
+		if oldest == nil || ea.CreationTimestamp.Before(&oldest.CreationTimestamp) ||
+			ea.CreationTimestamp.Equal(&oldest.CreationTimestamp) && ea.Name < oldest.Name {
+			oldest = ea
+		}
+	}
+	return oldest, nil
 }
 
 // report turns the agent's last report into the cluster's status, fails a cluster past its creation
@@ -130,7 +181,7 @@ func everSucceeded(cluster *v1alpha1.HCPCluster) bool {
 	return false
 }
 
-// Cleanup deletes the node pools and break-glass credentials of a deleted cluster.
+// Cleanup deletes the node pools, external auths and break-glass credentials of a deleted cluster.
 func (a *adapter) Cleanup(ctx context.Context, cluster *v1alpha1.HCPCluster) error {
 	pools, err := a.nodePools.NodePools(cluster.Namespace).List(labels.Everything())
 	if err != nil {
@@ -141,6 +192,19 @@ func (a *adapter) Cleanup(ctx context.Context, cluster *v1alpha1.HCPCluster) err
 			continue
 		}
 		err := a.client.HcpV1alpha1().NodePools(np.Namespace).Delete(ctx, np.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &np.UID}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	auths, err := a.auths.ExternalAuths(cluster.Namespace).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	for _, ea := range auths {
+		if ea.Spec.ClusterName != cluster.Name || ea.DeletionTimestamp != nil {
+			continue
+		}
+		err := a.client.HcpV1alpha1().ExternalAuths(ea.Namespace).Delete(ctx, ea.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &ea.UID}})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return err
 		}

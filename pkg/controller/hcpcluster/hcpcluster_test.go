@@ -31,7 +31,7 @@ func newTestController(t *testing.T, publisher *controllertest.RecordingPublishe
 	t.Helper()
 	client := fake.NewClientset(cluster, mc)
 	hcp := informers.NewSharedInformerFactory(client, 0).Hcp().V1alpha1()
-	c, err := New(client, hcp.HCPClusters(), hcp.ManagementClusters(), hcp.NodePools(), hcp.BreakglassCredentials(),
+	c, err := New(client, hcp.HCPClusters(), hcp.ManagementClusters(), hcp.NodePools(), hcp.ExternalAuths(), hcp.BreakglassCredentials(),
 		versioncatalog.Default(), publisher, Options{CreateDeadline: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -222,5 +222,76 @@ func TestCreateDeadline(t *testing.T) {
 	p := meta.FindStatusCondition(stored.Status.Conditions, v1alpha1.ConditionProgressing)
 	if stored.Status.ProvisioningState != v1alpha1.ProvisioningStateFailed || p == nil || p.Reason != "DeadlineExceeded" {
 		t.Errorf("after the deadline: provisioningState %s, Progressing %+v; want Failed, DeadlineExceeded", stored.Status.ProvisioningState, p)
+	}
+}
+
+// A cluster's external auth is an input of its HostedCluster: adding, changing or deleting it renders the
+// bundle again at the same cluster generation, with the provider's UID and generation on the HostedCluster.
+func TestExternalAuthChangesRenderTheHostedClusterAgain(t *testing.T) {
+	ctx := context.Background()
+	publisher := controllertest.NewRecordingPublisher()
+	cluster, mc := placedCluster()
+	client := fake.NewClientset(cluster, mc)
+	hcp := informers.NewSharedInformerFactory(client, 0).Hcp().V1alpha1()
+	c, err := New(client, hcp.HCPClusters(), hcp.ManagementClusters(), hcp.NodePools(), hcp.ExternalAuths(), hcp.BreakglassCredentials(),
+		versioncatalog.Default(), publisher, Options{CreateDeadline: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, add := range []func() error{
+		func() error { return hcp.HCPClusters().Informer().GetIndexer().Add(cluster) },
+		func() error { return hcp.ManagementClusters().Informer().GetIndexer().Add(mc) },
+	} {
+		if err := add(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	auths := hcp.ExternalAuths().Informer().GetIndexer()
+	annotation := func() string {
+		t.Helper()
+		if _, err := c.Sync(ctx, "ns/dev"); err != nil {
+			t.Fatal(err)
+		}
+		if got := publisher.Applied["consumer-1/uid-1"]; got != 1 {
+			t.Fatalf("published generation %d, want the cluster's generation 1", got)
+		}
+		var hc struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		for _, m := range publisher.Bundles["uid-1"].Manifests {
+			if strings.Contains(string(m), `"kind":"HostedCluster"`) {
+				if err := json.Unmarshal(m, &hc); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return hc.Metadata.Annotations[render.ExternalAuthAnnotation]
+	}
+	if got := annotation(); got != "" || publisher.Renders != 1 {
+		t.Fatalf("without an external auth: annotation %q after %d renders, want none after 1", got, publisher.Renders)
+	}
+	ea := fixtures.ExternalAuth("ns", "dev", "entra")
+	ea.UID, ea.Generation = types.UID("ea-1"), 1
+	if err := auths.Add(ea); err != nil {
+		t.Fatal(err)
+	}
+	if got := annotation(); got != "ea-1/1" || publisher.Renders != 2 {
+		t.Errorf("with an external auth: annotation %q after %d renders, want ea-1/1 after 2", got, publisher.Renders)
+	}
+	changed := ea.DeepCopy()
+	changed.Generation = 2
+	if err := auths.Update(changed); err != nil {
+		t.Fatal(err)
+	}
+	if got := annotation(); got != "ea-1/2" || publisher.Renders != 3 {
+		t.Errorf("after a change: annotation %q after %d renders, want ea-1/2 after 3", got, publisher.Renders)
+	}
+	deleting := changed.DeepCopy()
+	deleting.DeletionTimestamp = ptr.To(metav1.Now())
+	if err := auths.Update(deleting); err != nil {
+		t.Fatal(err)
+	}
+	if got := annotation(); got != "" || publisher.Renders != 4 {
+		t.Errorf("being deleted: annotation %q after %d renders, want none after 4", got, publisher.Renders)
 	}
 }
