@@ -282,3 +282,19 @@ func mustMarshal(v any) string {
 	}
 	return string(raw)
 }
+
+// TestExternalAuthHasNoCreateOnlyField reads each api-version's document: no field of an external auth
+// is create-only, which is why ExternalAuthFromARM replaces the spec whole. A document that makes one
+// create-only fails here, before the conversion lets it change.
+func TestExternalAuthHasNoCreateOnlyField(t *testing.T) {
+	for _, v := range APIVersions {
+		var doc struct{ Definitions map[string]map[string]any }
+		readJSON(t, filepath.Join(armDir(t), "openapi-"+string(v)+".json"), &doc)
+		if _, ok := doc.Definitions["ExternalAuthProperties"]; !ok {
+			t.Fatalf("%s: no ExternalAuthProperties", v)
+		}
+		if leaves := createOnlyLeaves(doc.Definitions, "ExternalAuthProperties", "properties", nil); len(leaves) > 0 {
+			t.Errorf("%s: create-only external auth fields %v: the conversion must refuse their change", v, leaves)
+		}
+	}
+}
