@@ -135,7 +135,7 @@ func testDeployRoles(t *testing.T, mc *framework.ManagementCluster, clientAs fun
 		}
 	}
 	tokens := map[string]string{}
-	for _, user := range []struct{ name, role string }{{"bgc-viewer", "hcp-viewer"}, {"bgc-admin", "hcp-admin"}} {
+	for _, user := range []struct{ name, role string }{{"bgc-viewer", "hcp-viewer"}, {"bgc-admin", "hcp-admin"}, {"ea-editor", "hcp-editor"}} {
 		if _, err := mc.Kube.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: user.name}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -155,12 +155,17 @@ func testDeployRoles(t *testing.T, mc *framework.ManagementCluster, clientAs fun
 
 	// kubectl auth can-i asks kube-apiserver a SubjectAccessReview; kubectl needs the group in discovery,
 	// which takes an APIService this test does not register, so the test asks directly.
+	var canDo func(user, verb, resource, subresource string) bool
 	canI := func(user, verb, subresource string) bool {
+		t.Helper()
+		return canDo(user, verb, "breakglasscredentials", subresource)
+	}
+	canDo = func(user, verb, resource, subresource string) bool {
 		t.Helper()
 		review, err := mc.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User: "system:serviceaccount:default:" + user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default"},
 			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: verb,
-				Group: "hcp.aro.azure.com", Resource: "breakglasscredentials", Subresource: subresource},
+				Group: "hcp.aro.azure.com", Resource: resource, Subresource: subresource},
 		}}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -175,6 +180,12 @@ func testDeployRoles(t *testing.T, mc *framework.ManagementCluster, clientAs fun
 	}
 	if !canI("bgc-admin", "get", "kubeconfig") {
 		t.Errorf("hcp-admin may not get breakglasscredentials/kubeconfig, want it may")
+	}
+	if !canDo("bgc-viewer", "list", "externalauths", "") || canDo("bgc-viewer", "create", "externalauths", "") {
+		t.Errorf("hcp-viewer may not list externalauths, or may create them; want it may read only")
+	}
+	if !canDo("ea-editor", "create", "externalauths", "") || !canDo("ea-editor", "delete", "externalauths", "") {
+		t.Errorf("hcp-editor may not create or delete externalauths, want it may")
 	}
 
 	// The roles aggregate into the built-in ones, as kube-controller-manager's aggregation controller
