@@ -84,7 +84,22 @@ type VersionProfile struct {
 	// channelGroup is stable (the default), fast, candidate or nightly.
 	// +optional
 	ChannelGroup string `json:"channelGroup,omitempty"`
+	// upgradePolicy, of a cluster only, is Automatic (when empty: the service moves the cluster to newer
+	// patches of its minor along the update service's edges that carry no known risk) or Manual (only a
+	// change of id moves it). Minor upgrades are always the user's.
+	// +optional
+	UpgradePolicy UpgradePolicy `json:"upgradePolicy,omitempty"`
 }
+
+// UpgradePolicy says whether the service upgrades a cluster to new patches on its own.
+type UpgradePolicy string
+
+const (
+	// UpgradePolicyAutomatic lets the service move the cluster along the update graph within its minor.
+	UpgradePolicyAutomatic UpgradePolicy = "Automatic"
+	// UpgradePolicyManual keeps the cluster on its patch until its spec changes.
+	UpgradePolicyManual UpgradePolicy = "Manual"
+)
 
 // DNSProfile configures the cluster's DNS.
 type DNSProfile struct {

@@ -34,6 +34,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/hcpcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/managementcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/nodepool"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/openshiftversion"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
@@ -205,6 +206,11 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, rules StorageRules) (map[s
 	if err := add("managementclusters")(managementcluster.NewREST(Scheme, optsGetter, rules.Claims)); err != nil {
 		return nil, err
 	}
+	versions, err := openshiftversion.NewREST(Scheme, optsGetter)
+	if err != nil {
+		return nil, err
+	}
+	storage["openshiftversions"] = versions
 	if err := add("armsubscriptions")(armsubscription.NewREST(Scheme, optsGetter)); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/version"
@@ -31,12 +32,79 @@ type Release struct {
 	Payload string
 }
 
-// Catalog is the set of releases per channel group (stable, fast, candidate, nightly).
+// Catalog is the set of releases per channel group (stable, fast, candidate, nightly) and the update
+// graph's edges between them. A catalog made by NewLive follows what Replace gives it: every method
+// reads the newest, so the server and its controllers share one catalog that the update service moves.
 type Catalog struct {
 	// groups holds each group's releases, oldest first.
 	groups map[string][]Release
 	// endOfLife is each minor's end of life, from the service's Lifecycle.
 	endOfLife map[string]time.Time
+	// edges are the graph's edges from each full version.
+	edges map[string][]Edge
+	// live, when set, holds the catalog that replaced this one.
+	live *live
+}
+
+// Edge is an edge of the update graph: an update the update service offers.
+type Edge struct {
+	// To is the full version the edge leads to.
+	To string
+	// Risks are the known issues of a conditional edge; none for an unconditional one.
+	Risks []Risk
+}
+
+// Risk is a known issue of a conditional edge, as the update service names it.
+type Risk struct {
+	Name, Message, URL string
+}
+
+type live struct {
+	mu        sync.RWMutex
+	current   *Catalog
+	listeners []func()
+}
+
+// NewLive returns a catalog that serves initial until Replace gives it another.
+func NewLive(initial *Catalog) *Catalog {
+	c := *initial.now()
+	c.live = &live{current: initial.now()}
+	return &c
+}
+
+// Replace makes a live catalog serve next from now on, and tells its listeners. It does nothing to a
+// catalog NewLive did not make.
+func (c *Catalog) Replace(next *Catalog) {
+	if c.live == nil {
+		return
+	}
+	c.live.mu.Lock()
+	c.live.current = next.now()
+	listeners := slices.Clone(c.live.listeners)
+	c.live.mu.Unlock()
+	for _, l := range listeners {
+		l()
+	}
+}
+
+// OnReplace calls f after each Replace of a live catalog (a controller re-resolves its objects).
+func (c *Catalog) OnReplace(f func()) {
+	if c.live == nil {
+		return
+	}
+	c.live.mu.Lock()
+	defer c.live.mu.Unlock()
+	c.live.listeners = append(c.live.listeners, f)
+}
+
+// now is the catalog c stands for at this moment.
+func (c *Catalog) now() *Catalog {
+	if c.live == nil {
+		return c
+	}
+	c.live.mu.RLock()
+	defer c.live.mu.RUnlock()
+	return c.live.current
 }
 
 // graph is the Cincinnati wire format.
@@ -46,7 +114,18 @@ type graph struct {
 		Payload  string            `json:"payload"`
 		Metadata map[string]string `json:"metadata"`
 	} `json:"nodes"`
-	Edges [][2]int `json:"edges"`
+	Edges            [][2]int `json:"edges"`
+	ConditionalEdges []struct {
+		Edges []struct {
+			From string `json:"from"`
+			To   string `json:"to"`
+		} `json:"edges"`
+		Risks []struct {
+			URL     string `json:"url"`
+			Name    string `json:"name"`
+			Message string `json:"message"`
+		} `json:"risks"`
+	} `json:"conditionalEdges"`
 }
 
 // Default returns the catalog compiled into the server, with the compiled-in life cycle.
@@ -82,12 +161,14 @@ func Parse(r io.Reader) (*Catalog, error) {
 	if err := json.NewDecoder(r).Decode(&g); err != nil {
 		return nil, fmt.Errorf("not a Cincinnati graph: %w", err)
 	}
-	c := &Catalog{groups: map[string][]Release{}}
+	c := &Catalog{groups: map[string][]Release{}, edges: map[string][]Edge{}}
+	versions := make([]*version.Version, len(g.Nodes))
 	for i, n := range g.Nodes {
 		v, err := version.ParseSemantic(n.Version)
 		if err != nil {
 			return nil, fmt.Errorf("node %d: version %q: %w", i, n.Version, err)
 		}
+		versions[i] = v
 		for _, channel := range strings.Split(n.Metadata[ChannelsMetadataKey], ",") {
 			dash := strings.LastIndex(channel, "-")
 			if dash <= 0 {
@@ -98,6 +179,9 @@ func Parse(r io.Reader) (*Catalog, error) {
 				c.groups[group] = append(c.groups[group], Release{Version: v, Payload: n.Payload})
 			}
 		}
+	}
+	if err := c.addEdges(&g, versions); err != nil {
+		return nil, err
 	}
 	for _, releases := range c.groups {
 		slices.SortFunc(releases, func(a, b Release) int {
@@ -113,8 +197,131 @@ func Parse(r io.Reader) (*Catalog, error) {
 	return c, nil
 }
 
+// addEdges reads the graph's edges, unconditional and conditional, by the versions of its nodes. An
+// update that is both is unconditional.
+func (c *Catalog) addEdges(g *graph, versions []*version.Version) error {
+	known := map[string]bool{}
+	for _, v := range versions {
+		known[v.String()] = true
+	}
+	unconditional := map[[2]string]bool{}
+	for i, e := range g.Edges {
+		if e[0] < 0 || e[0] >= len(versions) || e[1] < 0 || e[1] >= len(versions) {
+			return fmt.Errorf("edge %d: %v names no node", i, e)
+		}
+		from, to := versions[e[0]].String(), versions[e[1]].String()
+		if !unconditional[[2]string{from, to}] {
+			unconditional[[2]string{from, to}] = true
+			c.edges[from] = append(c.edges[from], Edge{To: to})
+		}
+	}
+	for i, ce := range g.ConditionalEdges {
+		var risks []Risk
+		for _, r := range ce.Risks {
+			risks = append(risks, Risk{Name: r.Name, Message: r.Message, URL: r.URL})
+		}
+		if len(risks) == 0 {
+			return fmt.Errorf("conditional edges %d: no risk", i)
+		}
+		for _, e := range ce.Edges {
+			from, errFrom := version.ParseSemantic(e.From)
+			to, errTo := version.ParseSemantic(e.To)
+			if errFrom != nil || errTo != nil || !known[from.String()] || !known[to.String()] {
+				return fmt.Errorf("conditional edges %d: %s -> %s names no node", i, e.From, e.To)
+			}
+			if unconditional[[2]string{from.String(), to.String()}] {
+				continue
+			}
+			j := slices.IndexFunc(c.edges[from.String()], func(x Edge) bool { return x.To == to.String() })
+			if j < 0 {
+				c.edges[from.String()] = append(c.edges[from.String()], Edge{To: to.String(), Risks: slices.Clone(risks)})
+			} else {
+				c.edges[from.String()][j].Risks = append(c.edges[from.String()][j].Risks, risks...)
+			}
+		}
+	}
+	return nil
+}
+
+// Upgrades returns the edges from a full version to releases a group offers, oldest target first.
+func (c *Catalog) Upgrades(group, from string) []Edge {
+	c = c.now()
+	v, err := version.ParseSemantic(from)
+	if err != nil {
+		return nil
+	}
+	var out []Edge
+	for _, e := range c.edges[v.String()] {
+		if _, ok := c.Find(group, e.To); ok {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b Edge) int {
+		n, _ := version.MustParseSemantic(a.To).Compare(b.To)
+		return n
+	})
+	return out
+}
+
+// PatchUpgrade is where the service moves a cluster on its own within its minor.
+type PatchUpgrade struct {
+	// Next is the release the cluster moves to now: an unconditional edge from its version.
+	Next Release
+	// Goal is the newest release it can reach that way, over one edge or more.
+	Goal Release
+}
+
+// NextPatch says where a cluster on current in a group moves on its own: along unconditional edges,
+// within current's minor, never past the release Resolve picks for that minor (in stable the
+// second-newest patch, which has had time to prove itself). False when it stays where it is.
+func (c *Catalog) NextPatch(group, current string) (PatchUpgrade, bool) {
+	c = c.now()
+	from, err := version.ParseSemantic(current)
+	if err != nil {
+		return PatchUpgrade{}, false
+	}
+	ceiling, ok := c.Resolve(group, MajorMinor(from))
+	if !ok || !ceiling.Version.GreaterThan(from) {
+		return PatchUpgrade{}, false
+	}
+	eligible := func(to string) (Release, bool) {
+		r, ok := c.Find(group, to)
+		if !ok || MajorMinor(r.Version) != MajorMinor(from) || r.Version.GreaterThan(ceiling.Version) {
+			return Release{}, false
+		}
+		return r, true
+	}
+	var up PatchUpgrade
+	// The next step is the newest direct edge; the goal is the newest release reachable.
+	seen := map[string]bool{from.String(): true}
+	frontier := []string{from.String()}
+	for len(frontier) > 0 {
+		at := frontier[0]
+		frontier = frontier[1:]
+		for _, e := range c.edges[at] {
+			if len(e.Risks) > 0 || seen[e.To] {
+				continue
+			}
+			r, ok := eligible(e.To)
+			if !ok || !r.Version.GreaterThan(from) {
+				continue
+			}
+			seen[e.To] = true
+			frontier = append(frontier, e.To)
+			if at == from.String() && (up.Next.Version == nil || r.Version.GreaterThan(up.Next.Version)) {
+				up.Next = r
+			}
+			if up.Goal.Version == nil || r.Version.GreaterThan(up.Goal.Version) {
+				up.Goal = r
+			}
+		}
+	}
+	return up, up.Next.Version != nil
+}
+
 // Minors returns the MAJOR.MINOR versions a group offers, oldest first.
 func (c *Catalog) Minors(group string) []string {
+	c = c.now()
 	var minors []string
 	for _, r := range c.groups[group] {
 		m := MajorMinor(r.Version)
@@ -127,6 +334,7 @@ func (c *Catalog) Minors(group string) []string {
 
 // Versions returns the full versions a group offers, oldest first.
 func (c *Catalog) Versions(group string) []string {
+	c = c.now()
 	var versions []string
 	for _, r := range c.groups[group] {
 		versions = append(versions, r.Version.String())
@@ -136,6 +344,7 @@ func (c *Catalog) Versions(group string) []string {
 
 // Find returns the release of a full version in a group.
 func (c *Catalog) Find(group, fullVersion string) (Release, bool) {
+	c = c.now()
 	v, err := version.ParseSemantic(fullVersion)
 	if err != nil {
 		return Release{}, false
@@ -151,6 +360,7 @@ func (c *Catalog) Find(group, fullVersion string) (Release, bool) {
 // Resolve picks the release a cluster asking for minor (MAJOR.MINOR) in a group gets: in stable the
 // second-newest patch of the minor, which has had time to prove itself; elsewhere the newest.
 func (c *Catalog) Resolve(group, minor string) (Release, bool) {
+	c = c.now()
 	var patches []Release
 	for _, r := range c.groups[group] {
 		if MajorMinor(r.Version) == minor {
@@ -177,9 +387,17 @@ type Resolution struct {
 }
 
 // ResolveCluster resolves the version a cluster asks for (minor in group), which currently resolved to
-// current (empty at first). A resolved version never moves down: a catalog that now offers an older patch
-// of the same minor (a release pulled from stable, say) leaves the cluster where it is.
+// current (empty at first). A cluster already on a release of that minor in the group stays on it: it
+// moves on only along the update graph (NextPatch), which its controller decides; a resolved version
+// never moves down, and a catalog that no longer offers it (a release pulled, say) leaves it there too.
 func (c *Catalog) ResolveCluster(group, minor, current string) Resolution {
+	c = c.now()
+	if v, err := version.ParseSemantic(current); err == nil && MajorMinor(v) == minor {
+		if _, known := c.Find(group, v.String()); known {
+			return Resolution{Desired: v.String(), Resolved: true, Reason: "Resolved",
+				Message: fmt.Sprintf("%s in channel group %s resolves to %s", minor, group, v)}
+		}
+	}
 	release, ok := c.Resolve(group, minor)
 	if !ok {
 		return Resolution{Desired: current, Reason: "NotInCatalog",

@@ -113,3 +113,89 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("a life cycle without 4.21 and 4.22: %v, want an error naming them", err)
 	}
 }
+
+// upgradeGraph: fast has 4.20.1 to 4.20.4; 4.20.1 -> 4.20.2 -> 4.20.3 unconditionally, 4.20.1 -> 4.20.4 with
+// a risk, 4.20.3 -> 4.21.0 across minors.
+const upgradeGraph = `{"nodes":[
+	{"version":"4.20.1","payload":"img:4.20.1","metadata":{"io.openshift.upgrades.graph.release.channels":"fast-4.20,stable-4.20"}},
+	{"version":"4.20.2","payload":"img:4.20.2","metadata":{"io.openshift.upgrades.graph.release.channels":"fast-4.20,stable-4.20"}},
+	{"version":"4.20.3","payload":"img:4.20.3","metadata":{"io.openshift.upgrades.graph.release.channels":"fast-4.20,stable-4.20"}},
+	{"version":"4.20.4","payload":"img:4.20.4","metadata":{"io.openshift.upgrades.graph.release.channels":"fast-4.20"}},
+	{"version":"4.21.0","payload":"img:4.21.0","metadata":{"io.openshift.upgrades.graph.release.channels":"fast-4.21"}}
+],"edges":[[0,1],[1,2],[2,4]],
+"conditionalEdges":[{"edges":[{"from":"4.20.1","to":"4.20.4"}],"risks":[{"name":"EtcdDefrag","message":"etcd may stall","url":"https://example.com/risk"}]}]}`
+
+func TestUpgradesAndNextPatch(t *testing.T) {
+	c, err := Parse(strings.NewReader(upgradeGraph))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ups := c.Upgrades("fast", "4.20.1")
+	if len(ups) != 2 || ups[0].To != "4.20.2" || len(ups[0].Risks) != 0 || ups[1].To != "4.20.4" || ups[1].Risks[0].Name != "EtcdDefrag" {
+		t.Errorf("Upgrades(fast, 4.20.1) = %+v; want 4.20.2, and 4.20.4 with its risk", ups)
+	}
+	if ups := c.Upgrades("stable", "4.20.1"); len(ups) != 1 || ups[0].To != "4.20.2" {
+		t.Errorf("Upgrades(stable, 4.20.1) = %+v; want 4.20.2 only (4.20.4 is not in stable)", ups)
+	}
+	for _, tc := range []struct {
+		group, current, next, goal string
+	}{
+		// fast: the newest reachable without risk is 4.20.3 (4.20.4 only over the risky edge).
+		{"fast", "4.20.1", "4.20.2", "4.20.3"},
+		{"fast", "4.20.2", "4.20.3", "4.20.3"},
+		{"fast", "4.20.3", "", ""},
+		// stable stops at its second-newest patch, 4.20.2.
+		{"stable", "4.20.1", "4.20.2", "4.20.2"},
+		{"stable", "4.20.2", "", ""},
+	} {
+		up, ok := c.NextPatch(tc.group, tc.current)
+		if tc.next == "" {
+			if ok {
+				t.Errorf("NextPatch(%s, %s) = %v -> %v; want none", tc.group, tc.current, up.Next.Version, up.Goal.Version)
+			}
+			continue
+		}
+		if !ok || up.Next.Version.String() != tc.next || up.Goal.Version.String() != tc.goal || up.Next.Payload != "img:"+tc.next {
+			t.Errorf("NextPatch(%s, %s) = %v, %v, %v; want %s toward %s", tc.group, tc.current, up.Next.Version, up.Goal.Version, ok, tc.next, tc.goal)
+		}
+	}
+	// A cluster on a known patch stays on it: only its controller moves it, along edges.
+	if r := c.ResolveCluster("fast", "4.20", "4.20.1"); r.Desired != "4.20.1" || !r.Resolved {
+		t.Errorf("ResolveCluster(fast, 4.20, 4.20.1) = %+v; want 4.20.1 kept", r)
+	}
+	if r := c.ResolveCluster("fast", "4.20", ""); r.Desired != "4.20.4" {
+		t.Errorf("a new fast cluster resolves to %s; want the newest, 4.20.4", r.Desired)
+	}
+}
+
+func TestParseRefusesBadEdges(t *testing.T) {
+	for _, bad := range []string{
+		`{"nodes":[{"version":"4.20.1","payload":"x"}],"edges":[[0,1]]}`,
+		`{"nodes":[{"version":"4.20.1","payload":"x"}],"conditionalEdges":[{"edges":[{"from":"4.20.1","to":"4.20.9"}],"risks":[{"name":"R"}]}]}`,
+		`{"nodes":[{"version":"4.20.1","payload":"x"},{"version":"4.20.2","payload":"y"}],"conditionalEdges":[{"edges":[{"from":"4.20.1","to":"4.20.2"}]}]}`,
+	} {
+		if _, err := Parse(strings.NewReader(bad)); err == nil {
+			t.Errorf("parsed %s", bad)
+		}
+	}
+}
+
+func TestLiveCatalogFollowsReplace(t *testing.T) {
+	first, err := Parse(strings.NewReader(upgradeGraph))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewLive(first)
+	replaced := 0
+	c.OnReplace(func() { replaced++ })
+	if _, ok := c.Find("fast", "4.21.0"); !ok {
+		t.Fatal("the live catalog does not serve its first graph")
+	}
+	c.Replace(Default())
+	if _, ok := c.Find("fast", "4.21.4"); !ok || replaced != 1 {
+		t.Errorf("after Replace: 4.21.4 found %v, listeners told %d times; want the new graph, once", ok, replaced)
+	}
+	if r, _ := c.Find("fast", "4.20.4"); r.Payload == "img:4.20.4" {
+		t.Error("after Replace the old graph still answers")
+	}
+}

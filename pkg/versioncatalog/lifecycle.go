@@ -58,6 +58,7 @@ func parseLifecycle(raw []byte) (*Lifecycle, error) {
 // WithLifecycle returns the catalog with each minor's end of life from l, which must know every minor
 // the catalog offers: hcpOpenShiftVersions always states an end of life.
 func (c *Catalog) WithLifecycle(l *Lifecycle) (*Catalog, error) {
+	c = c.now()
 	var missing []string
 	for _, releases := range c.groups {
 		for _, r := range releases {
@@ -75,9 +76,19 @@ func (c *Catalog) WithLifecycle(l *Lifecycle) (*Catalog, error) {
 	return &out, nil
 }
 
+// WithLifecycleWhereKnown returns the catalog with the end of life l knows of each minor; a minor l
+// does not know has none (the server offers it all the same, and says nothing of its end).
+func (c *Catalog) WithLifecycleWhereKnown(l *Lifecycle) *Catalog {
+	out := *c.now()
+	out.live = nil
+	out.endOfLife = l.EndOfLife
+	return &out
+}
+
 // EndOfLife is when a version (MAJOR.MINOR or a full version) reaches its end of life; false when the
 // catalog's life cycle does not say.
 func (c *Catalog) EndOfLife(v string) (time.Time, bool) {
+	c = c.now()
 	minor := v
 	if parts := strings.SplitN(v, ".", 3); len(parts) == 3 {
 		minor = parts[0] + "." + parts[1]

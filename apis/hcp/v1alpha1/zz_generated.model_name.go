@@ -307,6 +307,26 @@ func (in OSDiskProfile) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in OpenShiftVersion) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.OpenShiftVersion"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in OpenShiftVersionList) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.OpenShiftVersionList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in OpenShiftVersionSpec) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.OpenShiftVersionSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in OpenShiftVersionUpgrade) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.OpenShiftVersionUpgrade"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in OperatorsAuthenticationProfile) OpenAPIModelName() string {
 	return "com.azure.aro.hcp.v1alpha1.OperatorsAuthenticationProfile"
 }
@@ -339,6 +359,11 @@ func (in TokenIssuer) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in TokenRequiredClaim) OpenAPIModelName() string {
 	return "com.azure.aro.hcp.v1alpha1.TokenRequiredClaim"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in UpgradeRisk) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.UpgradeRisk"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

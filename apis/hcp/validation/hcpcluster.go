@@ -121,8 +121,11 @@ func validateClusterVersion(v *hcp.VersionProfile, fldPath *field.Path) field.Er
 	case !clusterVersionRegexp.MatchString(v.ID):
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("id"), v.ID, msg))
 	}
+	allErrs = append(allErrs, validateOptionalEnum(fldPath.Child("upgradePolicy"), v.UpgradePolicy, upgradePolicies)...)
 	return append(allErrs, validateEnum(fldPath.Child("channelGroup"), v.ChannelGroup, channelGroups)...)
 }
+
+var upgradePolicies = []hcp.UpgradePolicy{hcp.UpgradePolicyAutomatic, hcp.UpgradePolicyManual}
 
 func validateDNS(dns *hcp.DNSProfile, fldPath *field.Path) field.ErrorList {
 	p := fldPath.Child("baseDomainPrefix")

@@ -144,6 +144,9 @@ func validateNodePoolVersion(v *hcp.VersionProfile, fldPath *field.Path) field.E
 	if v.ID != "" && !nodePoolVersionRegexp.MatchString(v.ID) {
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("id"), v.ID, "must be MAJOR.MINOR.PATCH, such as 4.20.8, with a pre-release suffix for candidate and nightly releases, such as 4.21.0-rc.1"))
 	}
+	if v.UpgradePolicy != "" {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("upgradePolicy"), "a node pool moves only when its version.id changes; upgradePolicy is its cluster's"))
+	}
 	return append(allErrs, validateOptionalEnum(fldPath.Child("channelGroup"), v.ChannelGroup, channelGroups)...)
 }
 

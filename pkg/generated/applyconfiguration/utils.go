@@ -128,6 +128,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &hcpv1alpha1.NodePoolSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("NodePoolStatus"):
 		return &hcpv1alpha1.NodePoolStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("OpenShiftVersion"):
+		return &hcpv1alpha1.OpenShiftVersionApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("OpenShiftVersionSpec"):
+		return &hcpv1alpha1.OpenShiftVersionSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("OpenShiftVersionUpgrade"):
+		return &hcpv1alpha1.OpenShiftVersionUpgradeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("OperatorsAuthenticationProfile"):
 		return &hcpv1alpha1.OperatorsAuthenticationProfileApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("OSDiskProfile"):
@@ -144,6 +150,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &hcpv1alpha1.TokenIssuerApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("TokenRequiredClaim"):
 		return &hcpv1alpha1.TokenRequiredClaimApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("UpgradeRisk"):
+		return &hcpv1alpha1.UpgradeRiskApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("UserAssignedIdentitiesProfile"):
 		return &hcpv1alpha1.UserAssignedIdentitiesProfileApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("UserAssignedIdentity"):

@@ -91,6 +91,10 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.NodePoolSpec{}.OpenAPIModelName():                     schema_hcp_apiserver_apis_hcp_v1alpha1_NodePoolSpec(ref),
 		v1alpha1.NodePoolStatus{}.OpenAPIModelName():                   schema_hcp_apiserver_apis_hcp_v1alpha1_NodePoolStatus(ref),
 		v1alpha1.OSDiskProfile{}.OpenAPIModelName():                    schema_hcp_apiserver_apis_hcp_v1alpha1_OSDiskProfile(ref),
+		v1alpha1.OpenShiftVersion{}.OpenAPIModelName():                 schema_hcp_apiserver_apis_hcp_v1alpha1_OpenShiftVersion(ref),
+		v1alpha1.OpenShiftVersionList{}.OpenAPIModelName():             schema_hcp_apiserver_apis_hcp_v1alpha1_OpenShiftVersionList(ref),
+		v1alpha1.OpenShiftVersionSpec{}.OpenAPIModelName():             schema_hcp_apiserver_apis_hcp_v1alpha1_OpenShiftVersionSpec(ref),
+		v1alpha1.OpenShiftVersionUpgrade{}.OpenAPIModelName():          schema_hcp_apiserver_apis_hcp_v1alpha1_OpenShiftVersionUpgrade(ref),
 		v1alpha1.OperatorsAuthenticationProfile{}.OpenAPIModelName():   schema_hcp_apiserver_apis_hcp_v1alpha1_OperatorsAuthenticationProfile(ref),
 		v1alpha1.PlatformProfile{}.OpenAPIModelName():                  schema_hcp_apiserver_apis_hcp_v1alpha1_PlatformProfile(ref),
 		v1alpha1.Taint{}.OpenAPIModelName():                            schema_hcp_apiserver_apis_hcp_v1alpha1_Taint(ref),
@@ -98,6 +102,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.TokenClaimValidationRule{}.OpenAPIModelName():         schema_hcp_apiserver_apis_hcp_v1alpha1_TokenClaimValidationRule(ref),
 		v1alpha1.TokenIssuer{}.OpenAPIModelName():                      schema_hcp_apiserver_apis_hcp_v1alpha1_TokenIssuer(ref),
 		v1alpha1.TokenRequiredClaim{}.OpenAPIModelName():               schema_hcp_apiserver_apis_hcp_v1alpha1_TokenRequiredClaim(ref),
+		v1alpha1.UpgradeRisk{}.OpenAPIModelName():                      schema_hcp_apiserver_apis_hcp_v1alpha1_UpgradeRisk(ref),
 		v1alpha1.UserAssignedIdentitiesProfile{}.OpenAPIModelName():    schema_hcp_apiserver_apis_hcp_v1alpha1_UserAssignedIdentitiesProfile(ref),
 		v1alpha1.UserAssignedIdentity{}.OpenAPIModelName():             schema_hcp_apiserver_apis_hcp_v1alpha1_UserAssignedIdentity(ref),
 		v1alpha1.UsernameClaim{}.OpenAPIModelName():                    schema_hcp_apiserver_apis_hcp_v1alpha1_UsernameClaim(ref),
@@ -2885,6 +2890,217 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_OSDiskProfile(ref common.ReferenceCa
 	}
 }
 
+func schema_hcp_apiserver_apis_hcp_v1alpha1_OpenShiftVersion(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OpenShiftVersion is one OpenShift release the service offers in one channel group, named <channelGroup>-<version> (stable-4.20.8). The server writes them from the version catalog (the update service's graph, or the compiled-in one) and its life cycle; users read them.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1alpha1.OpenShiftVersionSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.OpenShiftVersionSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_OpenShiftVersionList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OpenShiftVersionList is a list of OpenShiftVersions.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.OpenShiftVersion{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.OpenShiftVersion{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_OpenShiftVersionSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OpenShiftVersionSpec is what the catalog says of a release.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"version": {
+						SchemaProps: spec.SchemaProps{
+							Description: "version is the full version, MAJOR.MINOR.PATCH with an optional pre-release (4.21.0-rc.1).",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"channelGroup": {
+						SchemaProps: spec.SchemaProps{
+							Description: "channelGroup is stable, fast, candidate or nightly.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"releaseImage": {
+						SchemaProps: spec.SchemaProps{
+							Description: "releaseImage is the release's pull spec.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"enabled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "enabled says whether new clusters and node pools may use the release: false once its minor is past its end of life.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"default": {
+						SchemaProps: spec.SchemaProps{
+							Description: "default says whether a new cluster asking for the release's minor in its channel group gets it.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"endOfLifeTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "endOfLifeTimestamp is when the release's minor reaches its end of life, from the service's life cycle.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"upgrades": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "upgrades are the releases the update service's graph has an edge to from this one, in the same channel group, oldest first; a conditional edge carries its risks.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.OpenShiftVersionUpgrade{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"version", "channelGroup", "releaseImage", "enabled"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.OpenShiftVersionUpgrade{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_OpenShiftVersionUpgrade(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OpenShiftVersionUpgrade is an edge of the update graph.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"version": {
+						SchemaProps: spec.SchemaProps{
+							Description: "version is the full version the edge leads to.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"risks": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "risks are the known issues of a conditional edge; none for an unconditional one. The service takes only unconditional edges on its own.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.UpgradeRisk{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"version"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.UpgradeRisk{}.OpenAPIModelName()},
+	}
+}
+
 func schema_hcp_apiserver_apis_hcp_v1alpha1_OperatorsAuthenticationProfile(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -3148,6 +3364,42 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_TokenRequiredClaim(ref common.Refere
 	}
 }
 
+func schema_hcp_apiserver_apis_hcp_v1alpha1_UpgradeRisk(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UpgradeRisk is a known issue of a conditional update.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "name is the risk's CamelCase name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "message says what can go wrong.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "url tells more.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
 func schema_hcp_apiserver_apis_hcp_v1alpha1_UserAssignedIdentitiesProfile(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -3323,6 +3575,13 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_VersionProfile(ref common.ReferenceC
 					"channelGroup": {
 						SchemaProps: spec.SchemaProps{
 							Description: "channelGroup is stable (the default), fast, candidate or nightly.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"upgradePolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "upgradePolicy, of a cluster only, is Automatic (when empty: the service moves the cluster to newer patches of its minor along the update service's edges that carry no known risk) or Manual (only a change of id moves it). Minor upgrades are always the user's.",
 							Type:        []string{"string"},
 							Format:      "",
 						},

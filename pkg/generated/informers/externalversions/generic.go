@@ -67,6 +67,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Hcp().V1alpha1().ManagementClusters().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("nodepools"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Hcp().V1alpha1().NodePools().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("openshiftversions"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Hcp().V1alpha1().OpenShiftVersions().Informer()}, nil
 
 	}
 

@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+)
+
 // VersionProfileApplyConfiguration represents a declarative configuration of the VersionProfile type for use
 // with apply.
 //
@@ -27,6 +31,10 @@ type VersionProfileApplyConfiguration struct {
 	ID *string `json:"id,omitempty"`
 	// channelGroup is stable (the default), fast, candidate or nightly.
 	ChannelGroup *string `json:"channelGroup,omitempty"`
+	// upgradePolicy, of a cluster only, is Automatic (when empty: the service moves the cluster to newer
+	// patches of its minor along the update service's edges that carry no known risk) or Manual (only a
+	// change of id moves it). Minor upgrades are always the user's.
+	UpgradePolicy *hcpv1alpha1.UpgradePolicy `json:"upgradePolicy,omitempty"`
 }
 
 // VersionProfileApplyConfiguration constructs a declarative configuration of the VersionProfile type for use with
@@ -48,5 +56,13 @@ func (b *VersionProfileApplyConfiguration) WithID(value string) *VersionProfileA
 // If called multiple times, the ChannelGroup field is set to the value of the last call.
 func (b *VersionProfileApplyConfiguration) WithChannelGroup(value string) *VersionProfileApplyConfiguration {
 	b.ChannelGroup = &value
+	return b
+}
+
+// WithUpgradePolicy sets the UpgradePolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the UpgradePolicy field is set to the value of the last call.
+func (b *VersionProfileApplyConfiguration) WithUpgradePolicy(value hcpv1alpha1.UpgradePolicy) *VersionProfileApplyConfiguration {
+	b.UpgradePolicy = &value
 	return b
 }

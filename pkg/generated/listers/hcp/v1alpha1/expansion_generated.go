@@ -61,3 +61,7 @@ type NodePoolListerExpansion interface{}
 // NodePoolNamespaceListerExpansion allows custom methods to be added to
 // NodePoolNamespaceLister.
 type NodePoolNamespaceListerExpansion interface{}
+
+// OpenShiftVersionListerExpansion allows custom methods to be added to
+// OpenShiftVersionLister.
+type OpenShiftVersionListerExpansion interface{}

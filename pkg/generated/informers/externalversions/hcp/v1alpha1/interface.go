@@ -38,6 +38,8 @@ type Interface interface {
 	ManagementClusters() TypedManagementClusterInformer
 	// NodePools returns a NodePoolInformer.
 	NodePools() TypedNodePoolInformer
+	// OpenShiftVersions returns a OpenShiftVersionInformer.
+	OpenShiftVersions() TypedOpenShiftVersionInformer
 }
 
 type version struct {
@@ -84,4 +86,9 @@ func (v *version) ManagementClusters() TypedManagementClusterInformer {
 // NodePools returns a TypedNodePoolInformer.
 func (v *version) NodePools() TypedNodePoolInformer {
 	return &nodePoolInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// OpenShiftVersions returns a TypedOpenShiftVersionInformer.
+func (v *version) OpenShiftVersions() TypedOpenShiftVersionInformer {
+	return &openShiftVersionInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
 }

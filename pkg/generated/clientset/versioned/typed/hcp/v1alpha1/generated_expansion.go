@@ -31,3 +31,5 @@ type HCPClusterExpansion interface{}
 type ManagementClusterExpansion interface{}
 
 type NodePoolExpansion interface{}
+
+type OpenShiftVersionExpansion interface{}

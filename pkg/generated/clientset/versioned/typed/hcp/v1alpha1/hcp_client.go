@@ -35,6 +35,7 @@ type HcpV1alpha1Interface interface {
 	HCPClustersGetter
 	ManagementClustersGetter
 	NodePoolsGetter
+	OpenShiftVersionsGetter
 }
 
 // HcpV1alpha1Client is used to interact with features provided by the hcp.aro.azure.com group.
@@ -68,6 +69,10 @@ func (c *HcpV1alpha1Client) ManagementClusters() ManagementClusterInterface {
 
 func (c *HcpV1alpha1Client) NodePools(namespace string) NodePoolInterface {
 	return newNodePools(c, namespace)
+}
+
+func (c *HcpV1alpha1Client) OpenShiftVersions() OpenShiftVersionInterface {
+	return newOpenShiftVersions(c)
 }
 
 // NewForConfig creates a new HcpV1alpha1Client for the given config.

@@ -56,6 +56,10 @@ func (c *FakeHcpV1alpha1) NodePools(namespace string) v1alpha1.NodePoolInterface
 	return newFakeNodePools(c, namespace)
 }
 
+func (c *FakeHcpV1alpha1) OpenShiftVersions() v1alpha1.OpenShiftVersionInterface {
+	return newFakeOpenShiftVersions(c)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakeHcpV1alpha1) RESTClient() rest.Interface {
