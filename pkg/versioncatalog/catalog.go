@@ -319,6 +319,17 @@ func (c *Catalog) NextPatch(group, current string) (PatchUpgrade, bool) {
 	return up, up.Next.Version != nil
 }
 
+// Groups returns the channel groups the catalog offers releases in, sorted.
+func (c *Catalog) Groups() []string {
+	c = c.now()
+	groups := make([]string, 0, len(c.groups))
+	for g := range c.groups {
+		groups = append(groups, g)
+	}
+	slices.Sort(groups)
+	return groups
+}
+
 // Minors returns the MAJOR.MINOR versions a group offers, oldest first.
 func (c *Catalog) Minors(group string) []string {
 	c = c.now()

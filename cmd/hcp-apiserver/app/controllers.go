@@ -27,6 +27,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/hcpcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/managementcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/nodepool"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/openshiftversion"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/versionresolution"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
@@ -184,8 +185,12 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	term, hcp := leaderterm.New(ctx), shared.Hcp().V1alpha1()
 	clusterInformer, poolInformer, credentialInformer := leaderterm.Lend(term, hcp.HCPClusters()), leaderterm.Lend(term, hcp.NodePools()), leaderterm.Lend(term, hcp.BreakglassCredentials())
 	mcInformer, operationInformer, subscriptionInformer := leaderterm.Lend(term, hcp.ManagementClusters()), leaderterm.Lend(term, hcp.ARMOperations()), leaderterm.Lend(term, hcp.ARMSubscriptions())
-	authInformer := leaderterm.Lend(term, hcp.ExternalAuths())
+	authInformer, versionInformer := leaderterm.Lend(term, hcp.ExternalAuths()), leaderterm.Lend(term, hcp.OpenShiftVersions())
 	versions, err := versionresolution.New(client, clusterInformer, catalog)
+	if err != nil {
+		return err
+	}
+	offered, err := openshiftversion.New(client, versionInformer, catalog)
 	if err != nil {
 		return err
 	}
@@ -239,6 +244,7 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	shared.Start(serverDone)
 	klog.FromContext(ctx).Info("Starting the cluster controllers", "environment", o.Environment)
 	go versions.Run(ctx, 2)
+	go offered.Run(ctx)
 	go placements.Run(ctx)
 	go clusters.Run(ctx, 4)
 	go pools.Run(ctx, 4)

@@ -57,8 +57,8 @@ type Options struct {
 	DataDir string
 	// AlternateNames are extra host names and IPs the generated serving certificate is valid for.
 	AlternateNames []string
-	// VersionCatalogFile is a Cincinnati graph that replaces the compiled-in version catalog.
-	VersionCatalogFile string
+	// Versions say where the offered releases and their end of life come from.
+	Versions VersionOptions
 	// MaxBreakglassCredentialsPerCluster is how many unexpired break-glass credentials a cluster may have.
 	MaxBreakglassCredentialsPerCluster int
 	// RequestTimeout bounds every request but watches, as kube-apiserver's flag of the same name; a
@@ -79,6 +79,7 @@ func NewOptions() *Options {
 		DataDir:                            "hcp-data",
 		MaxBreakglassCredentialsPerCluster: 10,
 		RequestTimeout:                     time.Minute,
+		Versions:                           NewVersionOptions(),
 		Maestro:                            MaestroOptions{Source: DefaultSource, BindAddress: "0.0.0.0:8883", LivenessInterval: time.Minute, LivenessTimeout: 3 * time.Minute},
 		Controllers: ControllerOptions{
 			Environment: render.DefaultEnvironment, CreateDeadline: time.Hour,
@@ -106,12 +107,11 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 		"Folder for the embedded etcd's data (when --etcd-servers is empty) and, in standalone mode, the generated certificates and admin.kubeconfig.")
 	fs.StringSliceVar(&o.AlternateNames, "alternate-names", o.AlternateNames,
 		"Extra DNS names and IP addresses the generated serving certificate is valid for, besides localhost, 127.0.0.1 and ::1.")
-	fs.StringVar(&o.VersionCatalogFile, "version-catalog", o.VersionCatalogFile,
-		"A Cincinnati-format graph of the OpenShift releases offered per channel group, in a file or at an http(s) URL (an OpenShift update service's graph); replaces the compiled-in catalog. Read at start.")
 	fs.IntVar(&o.MaxBreakglassCredentialsPerCluster, "max-breakglass-credentials-per-cluster", o.MaxBreakglassCredentialsPerCluster,
 		"How many unexpired (Pending or Issued) break-glass credentials one cluster may have.")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout,
 		"How long a request but a watch may take before it is answered 504, as kube-apiserver's flag. A request's body must arrive within half of it, or the request is answered 408.")
+	o.Versions.AddFlags(fss.FlagSet("versions"))
 	o.Maestro.AddFlags(fss.FlagSet("maestro"))
 	o.Controllers.AddFlags(fss.FlagSet("controllers"))
 	r := o.RecommendedOptions
@@ -161,8 +161,11 @@ func (o *Options) AdminKubeconfig() string { return filepath.Join(o.DataDir, "ad
 // changes nothing.
 type CompletedOptions struct {
 	*Options
-	// Catalog is the version catalog the server and its controllers offer.
+	// Catalog is the version catalog the server and its controllers offer: live, replaced when the update
+	// service's graph changes.
 	Catalog *versioncatalog.Catalog
+	// Lifecycle is each minor's end of life.
+	Lifecycle *versioncatalog.Lifecycle
 	// certs holds standalone mode's CA and certificates, and the embedded broker's; nil when neither is used.
 	certs *standalone.PKI
 	// standaloneAdmission are the admission flags of standalone mode, which builds its own chain.
@@ -173,15 +176,16 @@ type CompletedOptions struct {
 // were given. It writes the certificates into the data directory: call it once the data directory is
 // this server's.
 func (o *Options) Complete(ctx context.Context, etcdURL string) (*CompletedOptions, error) {
-	c := &CompletedOptions{Options: o, Catalog: versioncatalog.Default()}
+	c := &CompletedOptions{Options: o}
 	if etcdURL != "" {
 		o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = []string{etcdURL}
 	}
-	if o.VersionCatalogFile != "" {
-		var err error
-		if c.Catalog, err = versioncatalog.Load(ctx, o.VersionCatalogFile); err != nil {
-			return nil, err
-		}
+	var err error
+	if c.Lifecycle, err = o.Versions.lifecycle(); err != nil {
+		return nil, err
+	}
+	if c.Catalog, err = o.Versions.catalog(ctx, c.Lifecycle); err != nil {
+		return nil, err
 	}
 	if o.Standalone() || o.Maestro.embeddedBroker() {
 		var err error
@@ -227,6 +231,7 @@ func (o *CompletedOptions) Validate() error {
 	if o.RequestTimeout < 2*time.Second {
 		errs = append(errs, fmt.Errorf("--request-timeout must be at least 2s"))
 	}
+	errs = append(errs, o.Versions.Validate()...)
 	errs = append(errs, o.Maestro.Validate()...)
 	errs = append(errs, o.Controllers.Validate()...)
 	errs = append(errs, o.ComponentGlobalsRegistry.Validate()...)

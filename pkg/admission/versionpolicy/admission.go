@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,6 +53,8 @@ type Plugin struct {
 	*admission.Handler
 	client   versioned.Interface
 	catalog  *versioncatalog.Catalog
+	// now is the clock end of life is judged by.
+	now func() time.Time
 	clusters listers.HCPClusterLister
 }
 
@@ -64,7 +67,7 @@ var (
 
 // New returns the plugin; it needs SetInformerFactory and SetVersionCatalog before use.
 func New() *Plugin {
-	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update)}
+	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update), now: time.Now}
 }
 
 // SetInformerFactory implements initializer.WantsInformerFactory.
@@ -140,6 +143,9 @@ func (p *Plugin) validateCluster(cluster, old *hcp.HCPCluster) field.ErrorList {
 		return field.ErrorList{field.Invalid(idPath, cluster.Spec.Version.ID,
 			fmt.Sprintf("must be one of %s in channel group %s", strings.Join(atLeastMinimum(offered), ", "), group))}
 	}
+	if errs := p.pastEndOfLife(idPath, cluster.Spec.Version.ID, group); errs != nil {
+		return errs
+	}
 	if old == nil || old.Spec.Version.ID == cluster.Spec.Version.ID {
 		return nil
 	}
@@ -158,6 +164,23 @@ func (p *Plugin) validateCluster(cluster, old *hcp.HCPCluster) field.ErrorList {
 	return nil
 }
 
+// pastEndOfLife refuses a version (MAJOR.MINOR or full) whose minor reached its end of life: no new
+// cluster, node pool or upgrade lands on it. Clusters already on it keep running.
+func (p *Plugin) pastEndOfLife(fldPath *field.Path, v, group string) field.ErrorList {
+	eol, ok := p.catalog.EndOfLife(v)
+	if !ok || p.now().Before(eol) {
+		return nil
+	}
+	var alive []string
+	for _, m := range atLeastMinimum(p.catalog.Minors(group)) {
+		if end, ok := p.catalog.EndOfLife(m); !ok || p.now().Before(end) {
+			alive = append(alive, m)
+		}
+	}
+	return field.ErrorList{field.Invalid(fldPath, v, fmt.Sprintf("reached its end of life on %s; channel group %s offers %s",
+		eol.UTC().Format(time.DateOnly), group, strings.Join(alive, ", ")))}
+}
+
 func (p *Plugin) validateNodePool(ctx context.Context, a admission.Attributes, pool, old *hcp.NodePool) (field.ErrorList, error) {
 	group := pool.Spec.Version.ChannelGroup
 	if group == "" {
@@ -172,6 +195,11 @@ func (p *Plugin) validateNodePool(ctx context.Context, a admission.Attributes, p
 	if _, ok := p.catalog.Find(group, pool.Spec.Version.ID); idChanged && !ok {
 		return field.ErrorList{field.Invalid(idPath, pool.Spec.Version.ID,
 			fmt.Sprintf("is not a release of channel group %s; it offers %s", group, strings.Join(p.catalog.Versions(group), ", ")))}, nil
+	}
+	if idChanged {
+		if errs := p.pastEndOfLife(idPath, pool.Spec.Version.ID, group); errs != nil {
+			return errs, nil
+		}
 	}
 
 	if !p.WaitForReady() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -154,5 +155,34 @@ func TestNodePoolSkewIsConfirmedWithTheServer(t *testing.T) {
 	p.SetClient(fake.NewSimpleClientset(upgraded))
 	if err := p.Validate(context.Background(), attrs(pool("4.21.1"), nil, "NodePool", "nodepools"), nil); err != nil {
 		t.Errorf("a pool following its freshly upgraded control plane was refused: %v", err)
+	}
+}
+
+// A minor past its end of life takes no new cluster, upgrade or node pool; what runs on it may still change.
+func TestEndOfLife(t *testing.T) {
+	eol, _ := versioncatalog.Default().EndOfLife("4.20")
+	controlPlane := &v1alpha1.HCPCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "dev"},
+		Spec: v1alpha1.HCPClusterSpec{Version: v1alpha1.VersionProfile{ID: "4.20", ChannelGroup: "stable"}}}
+	for _, tc := range []struct {
+		name      string
+		now       time.Time
+		obj, old  runtime.Object
+		kind, res string
+		wantError string
+	}{
+		{name: "a new cluster the day before", now: eol.Add(-24 * time.Hour), obj: cluster("4.20", "stable", nil), kind: "HCPCluster", res: "hcpclusters"},
+		{name: "a new cluster on the day", now: eol, obj: cluster("4.20", "stable", nil), kind: "HCPCluster", res: "hcpclusters",
+			wantError: `spec.version.id: Invalid value: "4.20": reached its end of life on ` + eol.UTC().Format(time.DateOnly) + "; channel group stable offers 4.21"},
+		{name: "a running cluster's other fields", now: eol.Add(time.Hour), obj: cluster("4.20", "stable", map[string]string{"a": "b"}),
+			old: cluster("4.20", "stable", nil), kind: "HCPCluster", res: "hcpclusters"},
+		{name: "a new node pool", now: eol.Add(time.Hour), obj: pool("4.20.8"), kind: "NodePool", res: "nodepools",
+			wantError: `spec.version.id: Invalid value: "4.20.8": reached its end of life`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPlugin(t, controlPlane)
+			p.now = func() time.Time { return tc.now }
+			err := p.Validate(context.Background(), attrs(tc.obj, tc.old, tc.kind, tc.res), nil)
+			checkError(t, err, tc.wantError)
+		})
 	}
 }

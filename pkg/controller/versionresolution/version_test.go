@@ -1,6 +1,7 @@
 package versionresolution
 
 import (
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -43,6 +44,68 @@ func TestResolve(t *testing.T) {
 			}
 			if image, ok := ReleaseImage(cluster, catalog); tc.resolved && (!ok || image == "") {
 				t.Errorf("no release image for %s", cluster.Status.Version.Desired)
+			}
+		})
+	}
+}
+
+// graphWithEdges: fast offers 4.20.1 to 4.20.3 with 4.20.1 -> 4.20.2 -> 4.20.3, and 4.20.1 -> 4.20.3 only
+// with a risk.
+const graphWithEdges = `{"nodes":[
+	{"version":"4.20.1","payload":"img:4.20.1","metadata":{"io.openshift.upgrades.graph.release.channels":"fast-4.20"}},
+	{"version":"4.20.2","payload":"img:4.20.2","metadata":{"io.openshift.upgrades.graph.release.channels":"fast-4.20"}},
+	{"version":"4.20.3","payload":"img:4.20.3","metadata":{"io.openshift.upgrades.graph.release.channels":"fast-4.20"}}
+],"edges":[[0,1],[1,2]],
+"conditionalEdges":[{"edges":[{"from":"4.20.1","to":"4.20.3"}],"risks":[{"name":"Risky","message":"m"}]}]}`
+
+func TestUpgradeAlongTheGraph(t *testing.T) {
+	catalog, err := versioncatalog.Parse(strings.NewReader(graphWithEdges))
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := func(mutate func(*v1alpha1.HCPCluster)) *v1alpha1.HCPCluster {
+		cluster := fixtures.HCPCluster("ns", "c")
+		cluster.Generation = 2
+		cluster.Spec.Version = v1alpha1.VersionProfile{ID: "4.20", ChannelGroup: "fast"}
+		cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded
+		cluster.Status.Version.Desired, cluster.Status.Version.Actual = "4.20.1", "4.20.1"
+		cluster.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionVersionResolved, Status: metav1.ConditionTrue, ObservedGeneration: 2, Reason: "Resolved"}}
+		if mutate != nil {
+			mutate(cluster)
+		}
+		return cluster
+	}
+	for _, tc := range []struct {
+		name    string
+		cluster *v1alpha1.HCPCluster
+		want    string // desired afterwards
+		reason  string // of VersionResolved afterwards
+	}{
+		// One edge at a time, and not the risky one straight to 4.20.3.
+		{name: "moves one edge without risk", cluster: running(nil), want: "4.20.2", reason: ReasonUpgradeAlongGraph},
+		{name: "the next edge once there", cluster: running(func(c *v1alpha1.HCPCluster) {
+			c.Status.Version.Desired, c.Status.Version.Actual = "4.20.2", "4.20.2"
+		}), want: "4.20.3", reason: ReasonUpgradeAlongGraph},
+		{name: "stays at the newest", cluster: running(func(c *v1alpha1.HCPCluster) {
+			c.Status.Version.Desired, c.Status.Version.Actual = "4.20.3", "4.20.3"
+		}), want: "4.20.3", reason: "Resolved"},
+		{name: "not while an upgrade runs", cluster: running(func(c *v1alpha1.HCPCluster) { c.Status.Version.Actual = "4.20.0" }), want: "4.20.1", reason: "Resolved"},
+		{name: "not while updating", cluster: running(func(c *v1alpha1.HCPCluster) {
+			c.Status.ProvisioningState = v1alpha1.ProvisioningStateUpdating
+		}), want: "4.20.1", reason: "Resolved"},
+		{name: "not when failed", cluster: running(func(c *v1alpha1.HCPCluster) {
+			c.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
+		}), want: "4.20.1", reason: "Resolved"},
+		{name: "not before the generation is resolved", cluster: running(func(c *v1alpha1.HCPCluster) { c.Generation = 3 }), want: "4.20.1", reason: "Resolved"},
+		{name: "opted out", cluster: running(func(c *v1alpha1.HCPCluster) {
+			c.Spec.Version.UpgradePolicy = v1alpha1.UpgradePolicyManual
+		}), want: "4.20.1", reason: ReasonUpgradeAvailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			Upgrade(tc.cluster, catalog)
+			c := meta.FindStatusCondition(tc.cluster.Status.Conditions, v1alpha1.ConditionVersionResolved)
+			if tc.cluster.Status.Version.Desired != tc.want || c.Reason != tc.reason || c.Status != metav1.ConditionTrue {
+				t.Errorf("desired %s, VersionResolved %+v; want %s, True with reason %s", tc.cluster.Status.Version.Desired, c, tc.want, tc.reason)
 			}
 		})
 	}
