@@ -51,10 +51,10 @@ func Register(plugins *admission.Plugins) {
 // Plugin checks spec.version of HCPClusters and NodePools against the catalog and the policy.
 type Plugin struct {
 	*admission.Handler
-	client   versioned.Interface
-	catalog  *versioncatalog.Catalog
+	client  versioned.Interface
+	catalog *versioncatalog.Catalog
 	// now is the clock end of life is judged by.
-	now func() time.Time
+	now      func() time.Time
 	clusters listers.HCPClusterLister
 }
 
