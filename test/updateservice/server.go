@@ -225,6 +225,7 @@ func (s *Server) touch() {
 	}
 }
 
+// ServeHTTP answers requests for graphs as the package doc says.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != GraphPath {
 		http.NotFound(w, r)
