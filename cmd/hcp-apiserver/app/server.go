@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/discovery"
@@ -147,6 +149,15 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	// With an update service, every replica serves the graph etcd keeps, and the leader polls for it.
+	var versionsClient *clientv3.Client
+	if o.Versions.UpdateServiceURL != "" {
+		if versionsClient, err = o.newEtcdClient(); err != nil {
+			return fmt.Errorf("the update service's graph: %w", err)
+		}
+		defer versionsClient.Close()
+		go o.Versions.followStoredGraph(ctx, versionsClient, completed.Catalog, completed.Lifecycle)
+	}
 	var newSource func() (*source.Source, error)
 	if o.Maestro.enabled() {
 		if newSource, err = completed.startMaestro(ctx); err != nil {
@@ -173,6 +184,11 @@ func Run(ctx context.Context, o *Options) error {
 		if err := o.Controllers.start(ctx, loopback, config.InformerFactory, serverDone, completed.Catalog, src); err != nil {
 			logger.Error(err, "Cannot start the cluster controllers")
 			return
+		}
+		if versionsClient != nil {
+			if err := o.Versions.pollUpdateService(ctx, versionsClient, completed.Lifecycle); err != nil {
+				logger.Error(err, "Cannot poll the update service")
+			}
 		}
 		<-ctx.Done()
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -8,7 +9,10 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/klog/v2"
 
+	"github.com/aro-hcp/hcp-apiserver/pkg/updateservice"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
@@ -109,4 +113,69 @@ func (o *VersionOptions) channels(lifecycle *versioncatalog.Lifecycle) []string 
 		}
 	}
 	return out
+}
+
+// updateServiceGraphKey is where etcd keeps the last good graph of the update service.
+const updateServiceGraphKey = "/hcp-apiserver/update-service/graph"
+
+// followStoredGraph replaces catalog with the update service's graph that etcd keeps, at once and each
+// time the leader stores a new one, until ctx ends. Every replica runs it: a graph changes as a whole, so
+// every replica swaps it in one step from one key, and a restart serves the last good graph before the
+// service answers again.
+func (o *VersionOptions) followStoredGraph(ctx context.Context, client *clientv3.Client, catalog *versioncatalog.Catalog, lifecycle *versioncatalog.Lifecycle) {
+	logger := klog.FromContext(ctx).WithValues("key", updateServiceGraphKey)
+	apply := func(graph []byte) {
+		next, err := versioncatalog.Parse(bytes.NewReader(graph))
+		if err != nil {
+			logger.Error(err, "The stored graph of the update service is not one; keeping the catalog")
+			return
+		}
+		catalog.Replace(next.WithLifecycleWhereKnown(lifecycle))
+		logger.V(2).Info("Serving the update service's graph", "versions", len(next.Groups()))
+	}
+	for backoff := time.Second; ctx.Err() == nil; backoff = min(2*backoff, time.Minute) {
+		resp, err := client.Get(ctx, updateServiceGraphKey)
+		if err != nil {
+			logger.Error(err, "Cannot read the stored graph of the update service")
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+			continue
+		}
+		if len(resp.Kvs) > 0 {
+			apply(resp.Kvs[0].Value)
+		}
+		for wr := range client.Watch(clientv3.WithRequireLeader(ctx), updateServiceGraphKey, clientv3.WithRev(resp.Header.Revision+1)) {
+			if wr.Err() != nil {
+				break
+			}
+			backoff = time.Second
+			for _, ev := range wr.Events {
+				if ev.Type == clientv3.EventTypePut {
+					apply(ev.Kv.Value)
+				}
+			}
+		}
+	}
+}
+
+// pollUpdateService polls the update service and stores each new graph in etcd, where every replica's
+// followStoredGraph picks it up; the leading replica runs it until ctx ends.
+func (o *VersionOptions) pollUpdateService(ctx context.Context, client *clientv3.Client, lifecycle *versioncatalog.Lifecycle) error {
+	updateservice.RegisterMetrics()
+	poller, err := updateservice.NewPoller(updateservice.Options{
+		URL: o.UpdateServiceURL, Arch: o.Arch, Channels: o.channels(lifecycle), Interval: o.UpdateServiceInterval,
+		// A service that fails is asked again sooner than every interval, up to once an interval.
+		Backoff: min(o.UpdateServiceInterval, 10*time.Second),
+		Store:   updateservice.NewEtcdStore(client, updateServiceGraphKey),
+		OnGraph: func(ctx context.Context, graph []byte) {
+			klog.FromContext(ctx).Info("The update service's graph changed", "bytes", len(graph))
+		},
+	})
+	if err != nil {
+		return err
+	}
+	go poller.Run(ctx)
+	return nil
 }
