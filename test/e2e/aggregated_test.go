@@ -187,6 +187,9 @@ func testDeployRoles(t *testing.T, mc *framework.ManagementCluster, clientAs fun
 	if !canDo("ea-editor", "create", "externalauths", "") || !canDo("ea-editor", "delete", "externalauths", "") {
 		t.Errorf("hcp-editor may not create or delete externalauths, want it may")
 	}
+	if !canDo("bgc-viewer", "list", "openshiftversions", "") || canDo("ea-editor", "create", "openshiftversions", "") {
+		t.Errorf("hcp-viewer may not list openshiftversions, or hcp-editor may create them; want them read by users and written by hcp-apiserver only")
+	}
 
 	// The roles aggregate into the built-in ones, as kube-controller-manager's aggregation controller
 	// makes them: view lists clusters but neither creates them nor reads a kubeconfig; admin reads one.

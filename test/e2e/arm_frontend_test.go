@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/google/uuid"
 
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/test/armschema"
 	"github.com/aro-hcp/hcp-apiserver/test/framework"
 	"github.com/aro-hcp/hcp-apiserver/test/hypershiftsim"
@@ -366,23 +368,97 @@ func frontendSequences() []sequence {
 				r.notify.await(t, r.name, op)
 			}}}},
 		{name: "versions", steps: []step{{method: http.MethodGet, path: "/subscriptions/{sub}/providers/Microsoft.RedHatOpenShift/locations/" + armLocation + "/hcpOpenShiftVersions",
-			status: http.StatusOK, check: func(t *testing.T, r *seqRun, _ *http.Response, body []byte) {
-				var page struct {
-					Value []struct {
-						Properties struct {
-							EndOfLifeTimestamp string `json:"endOfLifeTimestamp"`
-						} `json:"properties"`
-					} `json:"value"`
-				}
-				if err := json.Unmarshal(body, &page); err != nil || len(page.Value) == 0 {
-					t.Fatalf("versions: %v %s", err, body)
-				}
-				for _, v := range page.Value {
-					if _, err := time.Parse(time.RFC3339, v.Properties.EndOfLifeTimestamp); err != nil {
-						t.Errorf("a version's endOfLifeTimestamp %q: %v", v.Properties.EndOfLifeTimestamp, err)
-					}
-				}
-			}}}},
+			status: http.StatusOK, check: checkVersions}}},
+	}
+}
+
+// armVersion is what an hcpOpenShiftVersion says of a version.
+type armVersion struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Properties struct {
+		ChannelGroup       string `json:"channelGroup"`
+		Enabled            bool   `json:"enabled"`
+		EndOfLifeTimestamp string `json:"endOfLifeTimestamp"`
+	} `json:"properties"`
+}
+
+// checkVersions checks that the shim lists the OpenShiftVersions hcp-apiserver holds, each as it holds
+// it, leaving out those the api-version's document cannot show: a version with no end of life (required
+// there) and a name its URL's pattern refuses. The shim's cache follows the API, so the list is read
+// again until it agrees; the other replica answers a GET of each the same.
+func checkVersions(t *testing.T, r *seqRun, _ *http.Response, body []byte) {
+	var doc struct {
+		Paths map[string]struct {
+			Get struct {
+				Parameters []struct{ Name, Pattern string }
+			}
+		}
+	}
+	armschema.ReadJSON(t, filepath.Join(armschema.Dir(t), "openapi-"+r.v+".json"), &doc)
+	var pattern *regexp.Regexp
+	for _, p := range doc.Paths["/subscriptions/{subscriptionId}/providers/Microsoft.RedHatOpenShift/locations/{location}/hcpOpenShiftVersions/{hcpOpenShiftVersionName}"].Get.Parameters {
+		if p.Name == "hcpOpenShiftVersionName" {
+			pattern = regexp.MustCompile(p.Pattern)
+		}
+	}
+	if pattern == nil {
+		t.Fatalf("the %s document gives no pattern of a version's name", r.v)
+	}
+	held := func() map[string]string {
+		var list v1alpha1.OpenShiftVersionList
+		if err := json.Unmarshal([]byte(r.st.server.mustKubectl(t, "get", "openshiftversions", "-o", "json")), &list); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{}
+		for _, v := range list.Items {
+			if v.Spec.EndOfLifeTimestamp != nil && pattern.MatchString(v.Name) {
+				want[v.Name] = fmt.Sprintf("%s %v %s", v.Spec.ChannelGroup, v.Spec.Enabled, v.Spec.EndOfLifeTimestamp.UTC().Format(time.RFC3339))
+			}
+		}
+		return want
+	}
+	path := "/subscriptions/" + r.sub + "/providers/Microsoft.RedHatOpenShift/locations/" + armLocation + "/hcpOpenShiftVersions"
+	listed := func(body []byte) map[string]armVersion {
+		var page struct {
+			Value    []armVersion `json:"value"`
+			NextLink string       `json:"nextLink"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil || page.NextLink != "" {
+			t.Fatalf("versions: %v, nextLink %q: %s", err, page.NextLink, body)
+		}
+		got := map[string]armVersion{}
+		for _, v := range page.Value {
+			got[v.Name] = v
+		}
+		return got
+	}
+	same := func(got map[string]armVersion, want map[string]string) bool {
+		if len(want) == 0 || len(got) != len(want) {
+			return false
+		}
+		for name, v := range got {
+			if want[name] != fmt.Sprintf("%s %v %s", v.Properties.ChannelGroup, v.Properties.Enabled, v.Properties.EndOfLifeTimestamp) ||
+				!strings.EqualFold(v.ID, path+"/"+name) {
+				return false
+			}
+		}
+		return true
+	}
+	got, want := listed(body), held()
+	for deadline := time.Now().Add(30 * time.Second); !same(got, want) && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		_, body = r.shims[0].do(t, http.MethodGet, path, r.v, nil)
+		got, want = listed(body), held()
+	}
+	if !same(got, want) {
+		t.Fatalf("the shim lists %+v; hcp-apiserver holds %v (none is no version ARM can be shown)", got, want)
+	}
+	for name, v := range got {
+		var one armVersion
+		if err := json.Unmarshal(r.shims[1].getJSON(t, path+"/"+strings.ToUpper(name), r.v), &one); err != nil || one != v {
+			t.Errorf("GET %s from the other replica: %+v %v, want %+v", name, one, err, v)
+		}
 	}
 }
 

@@ -22,7 +22,6 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
-	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
 // Options are the flags of arm-shim.
@@ -40,10 +39,6 @@ type Options struct {
 	// development with a CA of its own in PKIDir.
 	ClientCAFile string
 	PKIDir       string
-	// VersionCatalog replaces the compiled-in version catalog, as hcp-apiserver's flag of the same name.
-	VersionCatalog string
-	// VersionLifecycle replaces the compiled-in end of life of each minor version.
-	VersionLifecycle string
 	// KubeAPIQPS and KubeAPIBurst limit the requests to hcp-apiserver, as kube's components do.
 	KubeAPIQPS   float32
 	KubeAPIBurst int
@@ -95,12 +90,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"is answered 503, so that the caller hears before the connection is cut. Keep it above --read-timeout.")
 	fs.DurationVar(&o.Timeouts.Idle, "idle-timeout", o.Timeouts.Idle,
 		"How long a keep-alive connection may stay idle between requests before it is closed.")
-	fs.StringVar(&o.VersionCatalog, "version-catalog", o.VersionCatalog,
-		"A Cincinnati-format graph of the OpenShift releases offered per channel group, in a file or at an http(s) URL, for hcpOpenShiftVersions; "+
-			"give the one hcp-apiserver's --version-catalog names. Default: the catalog compiled in, as hcp-apiserver's.")
-	fs.StringVar(&o.VersionLifecycle, "version-lifecycle", o.VersionLifecycle,
-		"A JSON file of each minor version's end of life, {\"endOfLife\": {\"4.20\": \"2027-04-21T00:00:00Z\"}}, for hcpOpenShiftVersions; "+
-			"it must name every minor of the catalog. Empty: the compiled-in dates, for the compiled-in catalog's minors.")
 }
 
 // Validate checks the flags on their own.
@@ -169,23 +158,10 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	catalog := versioncatalog.Default()
-	if o.VersionCatalog != "" {
-		if catalog, err = versioncatalog.Load(ctx, o.VersionCatalog); err != nil {
-			return nil, fmt.Errorf("--version-catalog: %w", err)
-		}
-	}
-	lifecycle := versioncatalog.DefaultLifecycle()
-	if o.VersionLifecycle != "" {
-		if lifecycle, err = versioncatalog.LoadLifecycle(o.VersionLifecycle); err != nil {
-			return nil, fmt.Errorf("--version-lifecycle: %w", err)
-		}
-	}
-	if catalog, err = catalog.WithLifecycle(lifecycle); err != nil {
-		return nil, fmt.Errorf("--version-lifecycle: %w", err)
-	}
+	// hcpOpenShiftVersions are listed from the API's OpenShiftVersions, which hcp-apiserver writes from
+	// its catalog: the shim keeps no catalog of its own.
 	factory := externalversions.NewSharedInformerFactory(client, 0)
-	fe, err := frontend.New(frontend.Config{Client: client, Location: o.Location, Catalog: catalog,
+	fe, err := frontend.New(frontend.Config{Client: client, Location: o.Location, Versions: factory.Hcp().V1alpha1().OpenShiftVersions(),
 		Subscriptions: factory.Hcp().V1alpha1().ARMSubscriptions().Lister(), Namespaces: kube.CoreV1().Namespaces()})
 	if err != nil {
 		return nil, err

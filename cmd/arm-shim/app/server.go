@@ -25,7 +25,8 @@ credential actions, asynchronous operations, versions, subscription lifecycle an
 preflight, as Azure Resource Manager calls a resource provider, for the region --location.
 
 It keeps no state: it reads and writes HCPClusters, NodePools, BreakglassCredentials,
-ARMOperations and ARMSubscriptions in hcp-apiserver through --kubeconfig.
+ARMOperations and ARMSubscriptions in hcp-apiserver through --kubeconfig, and lists the
+OpenShiftVersions hcp-apiserver writes from its version catalog as hcpOpenShiftVersions.
 
 ARM authenticates with a client certificate that --client-ca-file verifies. Without it the
 shim makes its own CA, serving and client certificates in --pki-dir, for local development.`,

@@ -444,28 +444,6 @@ func TestListClusters(t *testing.T) {
 	}
 }
 
-func TestVersions(t *testing.T) {
-	f, _ := newTestFrontend(t, subscription(hcpv1alpha1.ARMSubscriptionRegistered))
-	base := "/subscriptions/" + testSub + "/providers/Microsoft.RedHatOpenShift/locations/EastUS/hcpOpenShiftVersions"
-	rec := call(f, "GET", base+"?api-version="+testAPI, "")
-	var p struct {
-		Value []openShiftVersion `json:"value"`
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || rec.Code != 200 || len(p.Value) == 0 {
-		t.Fatalf("list: %d %s", rec.Code, rec.Body)
-	}
-	first := p.Value[0]
-	if first.Type != "Microsoft.RedHatOpenShift/hcpOpenShiftVersions" || first.Properties.ChannelGroup != "stable" || !strings.HasSuffix(first.ID, "/"+first.Name) {
-		t.Errorf("first version %+v", first)
-	}
-	if rec := call(f, "GET", base+"/"+first.Name+"?api-version="+testAPI, ""); rec.Code != 200 {
-		t.Errorf("get %s: %d", first.Name, rec.Code)
-	}
-	if rec := call(f, "GET", base+"/9.99.0?api-version="+testAPI, ""); rec.Code != 404 {
-		t.Errorf("get of an unknown version: %d", rec.Code)
-	}
-}
-
 func TestMergePatch(t *testing.T) {
 	tests := []struct{ doc, patch, want string }{
 		{`{"a":1,"b":{"c":2,"d":3}}`, `{"b":{"c":null,"e":4}}`, `{"a":1,"b":{"d":3,"e":4}}`},

@@ -8,8 +8,8 @@ import (
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
+	hcpinformers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions/hcp/v1alpha1"
 	hcplisters "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
-	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
 // Config is what a Frontend serves from.
@@ -18,8 +18,9 @@ type Config struct {
 	Client versioned.Interface
 	// Location is the one Azure region this frontend serves, e.g. eastus.
 	Location string
-	// Catalog is the version catalog hcpOpenShiftVersions lists.
-	Catalog *versioncatalog.Catalog
+	// Versions, when set, answers hcpOpenShiftVersions from an informer's cache of the API's
+	// OpenShiftVersions once it is filled; without it, or before, they are read from the API.
+	Versions hcpinformers.OpenShiftVersionInformer
 	// Subscriptions, when set, answers the subscription check of every request from an informer's cache
 	// instead of a GET each time; a subscription the cache does not hold yet is read from the API.
 	Subscriptions hcplisters.ARMSubscriptionLister
@@ -30,15 +31,16 @@ type Config struct {
 
 // Frontend is the ARM frontend, an http.Handler.
 type Frontend struct {
-	client     versioned.Interface
-	location   string
-	catalog    *versioncatalog.Catalog
-	subs       hcplisters.ARMSubscriptionLister
-	namespaces corev1client.NamespaceInterface
-	clusters   *kind[*hcpv1alpha1.HCPCluster]
-	nodePools  *kind[*hcpv1alpha1.NodePool]
-	auths      *kind[*hcpv1alpha1.ExternalAuth]
-	routes     []*route
+	client         versioned.Interface
+	location       string
+	versions       hcplisters.OpenShiftVersionLister
+	versionsSynced func() bool
+	subs           hcplisters.ARMSubscriptionLister
+	namespaces     corev1client.NamespaceInterface
+	clusters       *kind[*hcpv1alpha1.HCPCluster]
+	nodePools      *kind[*hcpv1alpha1.NodePool]
+	auths          *kind[*hcpv1alpha1.ExternalAuth]
+	routes         []*route
 }
 
 // New returns the frontend of a region.
@@ -49,10 +51,10 @@ func New(cfg Config) (*Frontend, error) {
 	if cfg.Location == "" {
 		return nil, fmt.Errorf("a location is required")
 	}
-	if cfg.Catalog == nil {
-		cfg.Catalog = versioncatalog.Default()
+	f := &Frontend{client: cfg.Client, location: normalizeLocation(cfg.Location), subs: cfg.Subscriptions, namespaces: cfg.Namespaces}
+	if cfg.Versions != nil {
+		f.versions, f.versionsSynced = cfg.Versions.Lister(), cfg.Versions.Informer().HasSynced
 	}
-	f := &Frontend{client: cfg.Client, location: normalizeLocation(cfg.Location), catalog: cfg.Catalog, subs: cfg.Subscriptions, namespaces: cfg.Namespaces}
 	f.clusters = clusterKind(cfg.Client)
 	f.nodePools = nodePoolKind(cfg.Client, f.clusters)
 	f.auths = externalAuthKind(cfg.Client, f.clusters)

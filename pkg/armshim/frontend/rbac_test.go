@@ -37,7 +37,7 @@ func TestClusterRole(t *testing.T) {
 	}
 
 	c := storedCluster("Succeeded", false)
-	f, client := newTestFrontend(t, c)
+	f, client := newTestFrontend(t, c, testVersion("stable", "4.20.8", true, &eol420))
 	q := "?api-version=" + testAPI
 	steps := []struct{ method, target, body string }{
 		{"PUT", "/subscriptions/" + testSub + "?api-version=2.0", `{"state":"Registered","registrationDate":"2026-12-01T00:00:00Z","properties":{"tenantId":"` + testTenant + `"}}`},
@@ -54,6 +54,8 @@ func TestClusterRole(t *testing.T) {
 		{"PUT", testAuth + q, minimalExternalAuthBody},
 		{"PATCH", testAuth + q, `{"properties":{"issuer":{"ca":null}}}`},
 		{"GET", testCluster + "/externalAuths" + q, ""},
+		{"GET", "/subscriptions/" + testSub + "/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOpenShiftVersions" + q, ""},
+		{"GET", "/subscriptions/" + testSub + "/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOpenShiftVersions/stable-4.20.8" + q, ""},
 		{"POST", testCluster + "/requestadmincredential?api-version=2026-06-30-preview", ""},
 		{"POST", testCluster + "/revokecredentials" + q, ""},
 		{"POST", testRGPath + "/providers/Microsoft.RedHatOpenShift/deployments/d/preflight" + q,
@@ -116,9 +118,11 @@ func TestClusterRole(t *testing.T) {
 	type call struct{ verb, resource string }
 	// The result of a credential request reads the credential and its kubeconfig (the latter through
 	// the REST client, which the fake clientset cannot serve); the test against the real server runs it.
-	// arm-shim's informer of subscriptions (cmd/arm-shim/app) lists and watches them.
+	// arm-shim's informers of subscriptions and versions (cmd/arm-shim/app) list and watch them; without
+	// a filled cache, as here, versions are listed and read from the API.
 	used := map[call]bool{{"get", "breakglasscredentials"}: true, {"get", "breakglasscredentials/kubeconfig"}: true,
-		{"list", "armsubscriptions"}: true, {"watch", "armsubscriptions"}: true}
+		{"list", "armsubscriptions"}: true, {"watch", "armsubscriptions"}: true,
+		{"list", "openshiftversions"}: true, {"watch", "openshiftversions"}: true}
 	for _, a := range slices.Concat(client.Actions(), client2.Actions(), client3.Actions(), kube.Actions()) {
 		resource := a.GetResource().Resource
 		if sub := a.GetSubresource(); sub != "" {
