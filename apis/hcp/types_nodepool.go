@@ -132,6 +132,11 @@ type NodePoolStatus struct {
 	// version is the OpenShift version the pool's nodes run.
 	// +optional
 	Version string `json:"version,omitempty"`
+	// desiredVersion is the version the service delivers to a pool that names one: spec.version.id, or a
+	// newer patch of its minor that the update graph moved it to while its cluster's upgradePolicy is
+	// Automatic, never ahead of its control plane.
+	// +optional
+	DesiredVersion string `json:"desiredVersion,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

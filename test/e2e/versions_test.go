@@ -57,7 +57,26 @@ func TestVersionsFollowTheUpdateService(t *testing.T) {
 		}
 	}
 
-	// The graph gains 4.20.3 with an edge from 4.20.2: the cluster moves there on its own.
+	// A pool of cluster auto that names its version.
+	s.mustKubectl(t, "apply", "-f", writeFile(t, "pool.yaml", `apiVersion: hcp.aro.azure.com/v1alpha1
+kind: NodePool
+metadata:
+  name: auto.workers
+  namespace: default
+spec:
+  clusterName: auto
+  version:
+    id: 4.20.2
+    channelGroup: fast
+  platform:
+    vmSize: Standard_D8s_v3
+  replicas: 2
+`))
+	if out, err := s.kubectl(t, "wait", "--for=condition=Ready", "--timeout=120s", "nodepool/auto.workers"); err != nil {
+		t.Fatalf("the pool: %v\n%s", err, out)
+	}
+
+	// The graph gains 4.20.3 with an edge from 4.20.2: the cluster moves there on its own, then its pool.
 	us.AddNode("fast-4.20", "4.20.3")
 	us.AddEdge("fast-4.20", "4.20.2", "4.20.3")
 	waitCluster(t, s, "auto", "jsonpath={.status.version.actual}=4.20.3")
@@ -66,6 +85,13 @@ func TestVersionsFollowTheUpdateService(t *testing.T) {
 	}
 	if image := hostedClusterImage(t, st, "auto"); !strings.Contains(image, ":4.20.3-") {
 		t.Errorf("the HostedCluster of cluster auto runs %s, want 4.20.3", image)
+	}
+	if out, err := s.kubectl(t, "wait", "--for=jsonpath={.status.version}=4.20.3", "--timeout=120s", "nodepool/auto.workers"); err != nil {
+		desc, _ := s.kubectl(t, "get", "nodepool/auto.workers", "-o", "yaml")
+		t.Fatalf("the pool did not follow its control plane to 4.20.3: %v\n%s\n%s", err, out, desc)
+	}
+	if got := s.mustKubectl(t, "get", "nodepool/auto.workers", "-o", "jsonpath={.spec.version.id} {.status.desiredVersion}"); got != "4.20.2 4.20.3" {
+		t.Errorf("the pool's version.id and desiredVersion are %q; want the user's 4.20.2 kept and 4.20.3 desired", got)
 	}
 	waitCluster(t, s, "manual", "jsonpath={.status.conditions[?(@.type==\"VersionResolved\")].reason}=UpgradeAvailable")
 	if got := clusterVersion(t, s, "manual"); got.Desired != "4.20.2" || !strings.Contains(got.Message, "upgradePolicy Manual") {

@@ -135,6 +135,11 @@ type NodePoolStatus struct {
 	// version is the OpenShift version the pool's nodes run.
 	// +optional
 	Version string `json:"version,omitempty" protobuf:"bytes,5,opt,name=version"`
+	// desiredVersion is the version the service delivers to a pool that names one: spec.version.id, or a
+	// newer patch of its minor that the update graph moved it to while its cluster's upgradePolicy is
+	// Automatic, never ahead of its control plane.
+	// +optional
+	DesiredVersion string `json:"desiredVersion,omitempty" protobuf:"bytes,6,opt,name=desiredVersion"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -2984,6 +2984,11 @@ func (m *NodePoolStatus) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	i -= len(m.DesiredVersion)
+	copy(dAtA[i:], m.DesiredVersion)
+	i = encodeVarintGenerated(dAtA, i, uint64(len(m.DesiredVersion)))
+	i--
+	dAtA[i] = 0x32
 	i -= len(m.Version)
 	copy(dAtA[i:], m.Version)
 	i = encodeVarintGenerated(dAtA, i, uint64(len(m.Version)))
@@ -4873,6 +4878,8 @@ func (m *NodePoolStatus) Size() (n int) {
 	n += 1 + sovGenerated(uint64(m.Replicas))
 	l = len(m.Version)
 	n += 1 + l + sovGenerated(uint64(l))
+	l = len(m.DesiredVersion)
+	n += 1 + l + sovGenerated(uint64(l))
 	return n
 }
 
@@ -6009,6 +6016,7 @@ func (this *NodePoolStatus) String() string {
 		`ObservedGeneration:` + fmt.Sprintf("%v", this.ObservedGeneration) + `,`,
 		`Replicas:` + fmt.Sprintf("%v", this.Replicas) + `,`,
 		`Version:` + fmt.Sprintf("%v", this.Version) + `,`,
+		`DesiredVersion:` + fmt.Sprintf("%v", this.DesiredVersion) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -15235,6 +15243,38 @@ func (m *NodePoolStatus) Unmarshal(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			m.Version = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 6:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field DesiredVersion", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.DesiredVersion = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex

@@ -91,6 +91,9 @@ func validateNodePoolStatus(status *hcp.NodePoolStatus, fldPath *field.Path) fie
 	allErrs = append(allErrs, metav1validation.ValidateConditions(status.Conditions, fldPath.Child("conditions"))...)
 	allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(status.ObservedGeneration, fldPath.Child("observedGeneration"))...)
 	allErrs = append(allErrs, validateMinimum(fldPath.Child("replicas"), status.Replicas, 0)...)
+	if status.DesiredVersion != "" {
+		allErrs = append(allErrs, validateFullVersion(fldPath.Child("desiredVersion"), status.DesiredVersion)...)
+	}
 	return allErrs
 }
 

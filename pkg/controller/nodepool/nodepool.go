@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
@@ -55,6 +56,12 @@ func New(client versioned.Interface, pools informers.NodePoolInformer, clusters 
 	if err := r.FollowChanges(clusters.Informer(), clusterKeyOf); err != nil {
 		return nil, err
 	}
+	// A new update graph may move pools along it.
+	catalog.OnReplace(func() {
+		for _, obj := range pools.Informer().GetIndexer().List() {
+			r.Enqueue(obj)
+		}
+	})
 	return r, nil
 }
 
@@ -119,6 +126,10 @@ func (a *adapter) Plan(np *v1alpha1.NodePool, consumer string) (bundle.Plan[*v1a
 		RenderFailed: func(np *v1alpha1.NodePool, err error) { failed(np, "RenderFailed", err.Error()) },
 		Report: func(np *v1alpha1.NodePool, report source.BundleStatus, reported bool) time.Duration {
 			applyReport(np, report, reported, consumer, desired)
+			if np.Spec.Version.ID != "" {
+				np.Status.DesiredVersion = desired
+				a.moveAlongGraph(np, cluster)
+			}
 			return 0
 		},
 	}, nil
@@ -152,12 +163,57 @@ func (a *adapter) release(cluster *v1alpha1.HCPCluster, np *v1alpha1.NodePool) (
 		return image, cluster.Status.Version.Desired, ok
 	}
 	// Admission found the version in the pool's channel group, which defaults to stable when a version is set.
-	group := np.Spec.Version.ChannelGroup
-	if group == "" {
-		group = cluster.Spec.Version.ChannelGroup
+	group := poolGroup(cluster, np)
+	v = np.Spec.Version.ID
+	if moved := np.Status.DesiredVersion; moved != "" && moved != v && a.movedFrom(group, v, moved) {
+		v = moved
 	}
-	r, ok := a.catalog.Find(group, np.Spec.Version.ID)
-	return r.Payload, np.Spec.Version.ID, ok
+	r, ok := a.catalog.Find(group, v)
+	return r.Payload, v, ok
+}
+
+// poolGroup is the channel group of a pool that names a version: its own, else its cluster's.
+func poolGroup(cluster *v1alpha1.HCPCluster, np *v1alpha1.NodePool) string {
+	if group := np.Spec.Version.ChannelGroup; group != "" {
+		return group
+	}
+	return cluster.Spec.Version.ChannelGroup
+}
+
+// movedFrom says whether moved is where the update graph may have taken a pool on from: a newer patch of
+// from's minor that the catalog offers. A user's new spec.version.id (another minor, or a newer patch)
+// replaces what the graph did.
+func (a *adapter) movedFrom(group, from, moved string) bool {
+	f, errF := version.ParseSemantic(from)
+	m, errM := version.ParseSemantic(moved)
+	if errF != nil || errM != nil || versioncatalog.MajorMinor(f) != versioncatalog.MajorMinor(m) || !m.GreaterThan(f) {
+		return false
+	}
+	_, ok := a.catalog.Find(group, moved)
+	return ok
+}
+
+// moveAlongGraph moves a pool that names its version one edge of the update graph on, as its cluster's
+// control plane moves (versionresolution.Upgrade): when the cluster's upgradePolicy is Automatic, the pool
+// is Succeeded on its desired version (not updating, not failed), the edge carries no known risk, and the
+// new version is not ahead of the control plane's, which the skew policy forbids.
+func (a *adapter) moveAlongGraph(np *v1alpha1.NodePool, cluster *v1alpha1.HCPCluster) {
+	current := np.Status.DesiredVersion
+	if cluster.Spec.Version.UpgradePolicy == v1alpha1.UpgradePolicyManual ||
+		np.Status.ProvisioningState != v1alpha1.ProvisioningStateSucceeded || np.Status.Version != current {
+		return
+	}
+	up, ok := a.catalog.NextPatch(poolGroup(cluster, np), current)
+	if !ok {
+		return
+	}
+	controlPlane, err := version.ParseSemantic(cluster.Status.Version.Actual)
+	if err != nil || up.Next.Version.GreaterThan(controlPlane) {
+		return
+	}
+	np.Status.DesiredVersion = up.Next.Version.String()
+	setCondition(np, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "UpgradeAlongGraph",
+		fmt.Sprintf("the nodes move from %s to %s along the update service's edge without a known risk, as the control plane did", current, np.Status.DesiredVersion))
 }
 
 // clusterNotReady says why the cluster of a pool cannot take it yet, in its state and the words of its

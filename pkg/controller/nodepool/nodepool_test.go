@@ -472,3 +472,60 @@ func TestApplyReport(t *testing.T) {
 		})
 	}
 }
+
+// A pool that names its version moves along the update graph as its control plane does: one edge without
+// risk at a time, never ahead of the control plane, not while it updates, not when its cluster opted out;
+// a user's new version replaces where the graph took it.
+func TestPoolMovesAlongTheGraph(t *testing.T) {
+	catalog, err := versioncatalog.Parse(strings.NewReader(`{"nodes":[
+		{"version":"4.20.1","payload":"img:4.20.1","metadata":{"io.openshift.upgrades.graph.release.channels":"fast-4.20"}},
+		{"version":"4.20.2","payload":"img:4.20.2","metadata":{"io.openshift.upgrades.graph.release.channels":"fast-4.20"}},
+		{"version":"4.20.3","payload":"img:4.20.3","metadata":{"io.openshift.upgrades.graph.release.channels":"fast-4.20"}}
+	],"edges":[[0,1],[1,2]]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &adapter{catalog: catalog}
+	cluster := func(actual string, policy v1alpha1.UpgradePolicy) *v1alpha1.HCPCluster {
+		c := fixtures.HCPCluster("ns", "dev")
+		c.Spec.Version = v1alpha1.VersionProfile{ID: "4.20", ChannelGroup: "fast", UpgradePolicy: policy}
+		c.Status.Version.Actual = actual
+		return c
+	}
+	pool := func(state v1alpha1.ProvisioningState, running string) *v1alpha1.NodePool {
+		np := fixtures.NodePool("ns", "dev", "workers")
+		np.Spec.Version = v1alpha1.VersionProfile{ID: "4.20.1", ChannelGroup: "fast"}
+		np.Status.ProvisioningState, np.Status.Version, np.Status.DesiredVersion = state, running, "4.20.1"
+		return np
+	}
+	for _, tc := range []struct {
+		name    string
+		cluster *v1alpha1.HCPCluster
+		pool    *v1alpha1.NodePool
+		want    string
+	}{
+		{"one edge, behind the control plane", cluster("4.20.3", ""), pool(v1alpha1.ProvisioningStateSucceeded, "4.20.1"), "4.20.2"},
+		{"never ahead of the control plane", cluster("4.20.1", ""), pool(v1alpha1.ProvisioningStateSucceeded, "4.20.1"), "4.20.1"},
+		{"not while its nodes update", cluster("4.20.3", ""), pool(v1alpha1.ProvisioningStateSucceeded, "4.20.0"), "4.20.1"},
+		{"not when failed", cluster("4.20.3", ""), pool(v1alpha1.ProvisioningStateFailed, "4.20.1"), "4.20.1"},
+		{"not when the cluster opted out", cluster("4.20.3", v1alpha1.UpgradePolicyManual), pool(v1alpha1.ProvisioningStateSucceeded, "4.20.1"), "4.20.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a.moveAlongGraph(tc.pool, tc.cluster)
+			if tc.pool.Status.DesiredVersion != tc.want {
+				t.Errorf("desired %s, want %s", tc.pool.Status.DesiredVersion, tc.want)
+			}
+		})
+	}
+
+	// What is delivered is where the graph took the pool, until the user names a newer patch or minor.
+	moved := pool(v1alpha1.ProvisioningStateSucceeded, "4.20.2")
+	moved.Status.DesiredVersion = "4.20.2"
+	if image, v, ok := a.release(cluster("4.20.3", ""), moved); !ok || v != "4.20.2" || image != "img:4.20.2" {
+		t.Errorf("release of a moved pool = %s %s %v; want 4.20.2", image, v, ok)
+	}
+	moved.Spec.Version.ID = "4.20.3"
+	if _, v, _ := a.release(cluster("4.20.3", ""), moved); v != "4.20.3" {
+		t.Errorf("after the user named 4.20.3, the pool gets %s", v)
+	}
+}

@@ -2841,6 +2841,13 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_NodePoolStatus(ref common.ReferenceC
 							Format:      "",
 						},
 					},
+					"desiredVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "desiredVersion is the version the service delivers to a pool that names one: spec.version.id, or a newer patch of its minor that the update graph moved it to while its cluster's upgradePolicy is Automatic, never ahead of its control plane.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},

@@ -38,6 +38,10 @@ type NodePoolStatusApplyConfiguration struct {
 	Replicas *int32 `json:"replicas,omitempty"`
 	// version is the OpenShift version the pool's nodes run.
 	Version *string `json:"version,omitempty"`
+	// desiredVersion is the version the service delivers to a pool that names one: spec.version.id, or a
+	// newer patch of its minor that the update graph moved it to while its cluster's upgradePolicy is
+	// Automatic, never ahead of its control plane.
+	DesiredVersion *string `json:"desiredVersion,omitempty"`
 }
 
 // NodePoolStatusApplyConfiguration constructs a declarative configuration of the NodePoolStatus type for use with
@@ -88,5 +92,13 @@ func (b *NodePoolStatusApplyConfiguration) WithReplicas(value int32) *NodePoolSt
 // If called multiple times, the Version field is set to the value of the last call.
 func (b *NodePoolStatusApplyConfiguration) WithVersion(value string) *NodePoolStatusApplyConfiguration {
 	b.Version = &value
+	return b
+}
+
+// WithDesiredVersion sets the DesiredVersion field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DesiredVersion field is set to the value of the last call.
+func (b *NodePoolStatusApplyConfiguration) WithDesiredVersion(value string) *NodePoolStatusApplyConfiguration {
+	b.DesiredVersion = &value
 	return b
 }
