@@ -39,7 +39,8 @@ FUZZ_TARGETS := \
 	./apis/hcp/validation:FuzzValidateRequest \
 	./pkg/armshim/frontend:FuzzARMRequest \
 	./pkg/armshim/conversion:FuzzClusterRequest \
-	./pkg/armshim/conversion:FuzzNodePoolRequest
+	./pkg/armshim/conversion:FuzzNodePoolRequest \
+	./pkg/armshim/conversion:FuzzExternalAuthRequest
 fuzz:
 	@for target in $(FUZZ_TARGETS); do \
 		pkg=$${target%%:*}; name=$${target##*:}; \
