@@ -62,13 +62,14 @@ type Risk struct {
 type live struct {
 	mu        sync.RWMutex
 	current   *Catalog
-	listeners []func()
+	listeners map[int]func()
+	next      int
 }
 
 // NewLive returns a catalog that serves initial until Replace gives it another.
 func NewLive(initial *Catalog) *Catalog {
 	c := *initial.now()
-	c.live = &live{current: initial.now()}
+	c.live = &live{current: initial.now(), listeners: map[int]func(){}}
 	return &c
 }
 
@@ -80,21 +81,32 @@ func (c *Catalog) Replace(next *Catalog) {
 	}
 	c.live.mu.Lock()
 	c.live.current = next.now()
-	listeners := slices.Clone(c.live.listeners)
+	listeners := make([]func(), 0, len(c.live.listeners))
+	for _, l := range c.live.listeners {
+		listeners = append(listeners, l)
+	}
 	c.live.mu.Unlock()
 	for _, l := range listeners {
 		l()
 	}
 }
 
-// OnReplace calls f after each Replace of a live catalog (a controller re-resolves its objects).
-func (c *Catalog) OnReplace(f func()) {
+// OnReplace calls f after each Replace of a live catalog (a controller re-resolves its objects) until
+// remove is called: controllers that run while their replica leads stop listening when they stop.
+func (c *Catalog) OnReplace(f func()) (remove func()) {
 	if c.live == nil {
-		return
+		return func() {}
 	}
 	c.live.mu.Lock()
 	defer c.live.mu.Unlock()
-	c.live.listeners = append(c.live.listeners, f)
+	id := c.live.next
+	c.live.next++
+	c.live.listeners[id] = f
+	return func() {
+		c.live.mu.Lock()
+		defer c.live.mu.Unlock()
+		delete(c.live.listeners, id)
+	}
 }
 
 // now is the catalog c stands for at this moment.

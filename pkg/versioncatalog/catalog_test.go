@@ -198,4 +198,13 @@ func TestLiveCatalogFollowsReplace(t *testing.T) {
 	if r, _ := c.Find("fast", "4.20.4"); r.Payload == "img:4.20.4" {
 		t.Error("after Replace the old graph still answers")
 	}
+	// A listener removed hears of no later Replace.
+	other := 0
+	remove := c.OnReplace(func() { other++ })
+	c.Replace(first)
+	remove()
+	c.Replace(Default())
+	if replaced != 3 || other != 1 {
+		t.Errorf("listeners told %d and %d times; want 3, and 1 for the one removed after the second Replace", replaced, other)
+	}
 }

@@ -248,6 +248,8 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	go placements.Run(ctx)
 	go clusters.Run(ctx, 4)
 	go pools.Run(ctx, 4)
+	// A new update graph may move pools along it, while this term lasts.
+	context.AfterFunc(ctx, catalog.OnReplace(pools.EnqueueAll))
 	go auths.Run(ctx, 2)
 	go credentials.Run(ctx, 2)
 	go revocations.Run(ctx, 1)

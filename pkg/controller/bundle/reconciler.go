@@ -120,6 +120,13 @@ func (r *Reconciler[T]) forget(obj any) {
 // depend on.
 func (r *Reconciler[T]) Enqueue(obj any) { r.queue.Enqueue(obj) }
 
+// EnqueueAll queues every object of the kind (after a change of what all of them are rendered from).
+func (r *Reconciler[T]) EnqueueAll() {
+	for _, key := range r.indexer.ListKeys() {
+		r.queue.Add(key)
+	}
+}
+
 // EnqueueKey queues the object of a namespace/name key, for an adapter whose objects depend on objects
 // that name them (a cluster's external auth).
 func (r *Reconciler[T]) EnqueueKey(key string) { r.queue.Add(key) }

@@ -56,12 +56,6 @@ func New(client versioned.Interface, pools informers.NodePoolInformer, clusters 
 	if err := r.FollowChanges(clusters.Informer(), clusterKeyOf); err != nil {
 		return nil, err
 	}
-	// A new update graph may move pools along it.
-	catalog.OnReplace(func() {
-		for _, obj := range pools.Informer().GetIndexer().List() {
-			r.Enqueue(obj)
-		}
-	})
 	return r, nil
 }
 

@@ -40,8 +40,7 @@ type Controller struct {
 	now      func() time.Time
 }
 
-// New returns the controller. It writes again when the catalog is replaced and when anyone changes an
-// object, which only it should.
+// New returns the controller. It writes again when anyone changes an object, which only it should.
 func New(client versioned.Interface, versions informers.OpenShiftVersionInformer, catalog *versioncatalog.Catalog) (*Controller, error) {
 	c := &Controller{client: client, versions: versions.Lister(), catalog: catalog, synced: versions.Informer().HasSynced, now: time.Now}
 	c.queue = queue.New(Name, c.sync)
@@ -51,12 +50,12 @@ func New(client versioned.Interface, versions informers.OpenShiftVersionInformer
 	}); err != nil {
 		return nil, err
 	}
-	catalog.OnReplace(func() { c.queue.Add(key) })
 	return c, nil
 }
 
-// Run writes versions until ctx ends.
+// Run writes versions until ctx ends, again whenever the catalog is replaced.
 func (c *Controller) Run(ctx context.Context) {
+	defer c.catalog.OnReplace(func() { c.queue.Add(key) })()
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
 		return
 	}

@@ -33,6 +33,8 @@ type Controller struct {
 	catalog  *versioncatalog.Catalog
 	queue    *queue.Queue
 	synced   cache.InformerSynced
+	// all lists the keys of every cluster.
+	all func() []string
 }
 
 func New(client versioned.Interface, clusters informers.HCPClusterInformer, catalog *versioncatalog.Catalog) (*Controller, error) {
@@ -41,17 +43,18 @@ func New(client versioned.Interface, clusters informers.HCPClusterInformer, cata
 	if _, err := clusters.Informer().AddEventHandler(c.queue.Handler()); err != nil {
 		return nil, err
 	}
-	// A new graph may move every cluster.
-	catalog.OnReplace(func() {
-		for _, key := range clusters.Informer().GetIndexer().ListKeys() {
-			c.queue.Add(key)
-		}
-	})
+	c.all = clusters.Informer().GetIndexer().ListKeys
 	return c, nil
 }
 
-// Run resolves versions until ctx ends.
+// Run resolves versions until ctx ends, every cluster again whenever the catalog is replaced: a new graph
+// may move each of them.
 func (c *Controller) Run(ctx context.Context, workers int) {
+	defer c.catalog.OnReplace(func() {
+		for _, key := range c.all() {
+			c.queue.Add(key)
+		}
+	})()
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
 		return
 	}
