@@ -156,6 +156,11 @@ func pool(kv ...any) func(r *seqRun) any {
 	}
 }
 
+// externalAuth is armExternalAuthBody with the value at each dotted path set.
+func externalAuth(kv ...any) func(r *seqRun) any {
+	return func(r *seqRun) any { return withValues(armExternalAuthBody(), kv...) }
+}
+
 func subscriptionState(state string) func(r *seqRun) any {
 	return func(r *seqRun) any {
 		return map[string]any{"state": state, "registrationDate": time.Now().UTC().Format(time.RFC1123),
@@ -295,6 +300,26 @@ func frontendSequences() []sequence {
 			invalid("properties.version.channelGroup", `Invalid value: "fast": must be the same as control plane channel group 'stable'`))}},
 		{name: "node pool newer than its control plane", onBase: true, steps: []step{put("/nodePools/bad7",
 			pool("properties.version.id", "4.21.2"), http.StatusBadRequest, invalid("properties.version.id", `~Invalid value: "4.21.2": `))}},
+		// External auths, on a Succeeded cluster: the one valid create of the base cluster, since a cluster
+		// has one.
+		// Only its public client: no secret to wait for, so the create ends Succeeded.
+		{name: "external auth accepted and deleted", onBase: true, steps: []step{
+			{method: http.MethodPut, path: "/externalAuths/ea1", body: externalAuth("properties.clients", []any{
+				map[string]any{"component": map[string]any{"name": "cli", "authClientNamespace": "openshift-console"},
+					"clientId": "cli-app", "type": "Public"}}), status: http.StatusCreated, poll: true},
+			{method: http.MethodDelete, path: "/externalAuths/ea1", status: http.StatusAccepted, poll: true},
+		}},
+		{name: "external auth issuer over http", onBase: true, steps: []step{put("/externalAuths/bad1",
+			externalAuth("properties.issuer.url", "http://login.example.com/tenant"), http.StatusBadRequest,
+			invalid("properties.issuer.url", "~Invalid value: "))}},
+		{name: "external auth client not among the audiences", onBase: true, steps: []step{put("/externalAuths/bad2",
+			externalAuth("properties.issuer.audiences", []any{"cli-app"}), http.StatusBadRequest,
+			invalid("properties.clients[0].clientId", "~Invalid value: "))}},
+		{name: "external auth prefix without its policy", onBase: true, steps: []step{put("/externalAuths/bad3",
+			externalAuth("properties.claim.mappings.username.prefix", "entra:"), http.StatusBadRequest,
+			invalid("properties.claim.mappings.username.prefix", "~Invalid value: "))}},
+		{name: "external auth of a missing cluster", steps: []step{put("/externalAuths/ea1", externalAuth(), http.StatusNotFound,
+			detail{"ResourceNotFound", "~The resource 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters/", ""})}},
 		{name: "node pool of a missing cluster", steps: []step{put("/nodePools/np1", pool(), http.StatusNotFound,
 			detail{"ResourceNotFound", "~The resource 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters/", ""})}},
 
