@@ -57,15 +57,20 @@ func startFakeAgent(t *testing.T, b *maestrotest.Broker, consumer string) *fakeA
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.awaitConnect()
+	a.awaitConnect(timeout)
 	return a
 }
 
-func (a *fakeAgent) awaitConnect() {
+// reconnectTimeout bounds a reconnect after a broker restart: a dial that lands while the broker is
+// closing its listener is accepted and never answered, so it costs the transport's whole 10 s connect
+// timeout, then a backoff, before the next dial succeeds.
+const reconnectTimeout = 30 * time.Second
+
+func (a *fakeAgent) awaitConnect(within time.Duration) {
 	a.t.Helper()
 	select {
 	case <-a.connected:
-	case <-time.After(timeout):
+	case <-time.After(within):
 		a.t.Fatal("the agent did not connect")
 	}
 }
@@ -512,13 +517,13 @@ func TestBrokerRestart(t *testing.T) {
 	// liveness probe, which names uid-1 without its hash: that asks for its status all the same. Generation 2 reaches the agent as
 	// the retried update, or, when the agent resubscribed only after that went out, in the answer to its
 	// resync; either may come before the status resync request.
-	agent.awaitConnect()
+	agent.awaitConnect(reconnectTimeout)
 	agent.resync()
 	wantHashes := []protocol.ResourceStatusHash{{ResourceID: "uid-1", StatusHash: "hash-1"}}
 	askedForStatuses := false
 	var generation int64
 	var manifests []json.RawMessage
-	deadline := time.After(timeout)
+	deadline := time.After(reconnectTimeout)
 	for !askedForStatuses || generation < 2 {
 		var e protocol.Event
 		select {
