@@ -30,6 +30,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/armoperation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/armsubscription"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/breakglasscredential"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/clusterinspection"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/externalauth"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/hcpcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/managementcluster"
@@ -187,6 +188,9 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, rules StorageRules) (map[s
 	}
 	storage["nodepools/scale"] = nodepool.NewScaleREST(storage["nodepools"].(*hcpregistry.REST).Store)
 	if err := add("externalauths")(externalauth.NewREST(Scheme, optsGetter, rules.Claims)); err != nil {
+		return nil, err
+	}
+	if err := add("clusterinspections")(clusterinspection.NewREST(Scheme, optsGetter)); err != nil {
 		return nil, err
 	}
 	keys, destroyKeys, err := breakglasscredential.NewKeys(optsGetter)

@@ -60,6 +60,10 @@ func apiKinds() []apiKind {
 			valid: func(name string) runtime.Object {
 				return typed(fixtures.BreakglassCredential(targetNamespace, targetCluster, name), "BreakglassCredential")
 			}},
+		{resource: "clusterinspections", namespaced: true, fresh: "fresh-inspection",
+			valid: func(name string) runtime.Object {
+				return typed(fixtures.ClusterInspection(targetNamespace, targetCluster, name, v1alpha1.InspectionViewHostedCluster), "ClusterInspection")
+			}},
 		{resource: "managementclusters", fresh: "fresh-mc", existing: targetMC,
 			valid: func(name string) runtime.Object { return typed(fixtures.ManagementCluster(name), "ManagementCluster") }},
 		{resource: "armsubscriptions", fresh: "0a1b2c3d-0000-4000-8000-000000000002", existing: targetSub,

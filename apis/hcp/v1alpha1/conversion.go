@@ -15,6 +15,7 @@ var (
 	NodePoolSelectableFields             = []string{"spec.clusterName"}
 	BreakglassCredentialSelectableFields = []string{"spec.clusterName"}
 	ExternalAuthSelectableFields         = []string{"spec.clusterName"}
+	ClusterInspectionSelectableFields    = []string{"spec.clusterName"}
 	OpenShiftVersionSelectableFields     = []string{"spec.channelGroup", "spec.enabled"}
 	ARMOperationSelectableFields         = []string{"status.state"}
 )
@@ -25,6 +26,7 @@ func addFieldLabelConversionFuncs(scheme *runtime.Scheme) error {
 		"NodePool":             NodePoolSelectableFields,
 		"BreakglassCredential": BreakglassCredentialSelectableFields,
 		"ExternalAuth":         ExternalAuthSelectableFields,
+		"ClusterInspection":    ClusterInspectionSelectableFields,
 		"OpenShiftVersion":     OpenShiftVersionSelectableFields,
 		"ManagementCluster":    nil,
 		"ARMSubscription":      nil,

@@ -94,3 +94,19 @@ func setDefault[T ~string](field *T, value T) {
 		*field = value
 	}
 }
+
+// An inspection lives 15 minutes and reads a log's last 100 lines unless it asks otherwise.
+const (
+	DefaultInspectionTTLSeconds int64 = 15 * 60
+	DefaultInspectionTailLines  int64 = 100
+)
+
+// SetDefaults_ClusterInspectionSpec fills the inspection's time to live and, for the logs view, its tail.
+func SetDefaults_ClusterInspectionSpec(spec *ClusterInspectionSpec) {
+	if spec.TTLSeconds == nil {
+		spec.TTLSeconds = ptr.To(DefaultInspectionTTLSeconds)
+	}
+	if spec.View == InspectionViewLogs && spec.TailLines == nil {
+		spec.TailLines = ptr.To(DefaultInspectionTailLines)
+	}
+}

@@ -32,6 +32,7 @@ func hcpFuzzerFuncs(runtimeserializer.CodecFactory) []any {
 		func(o *hcp.NodePool, c randfill.Continue) { c.FillNoCustom(o); defaulted(o) },
 		func(o *hcp.ExternalAuth, c randfill.Continue) { c.FillNoCustom(o); defaulted(o) },
 		func(o *hcp.BreakglassCredential, c randfill.Continue) { c.FillNoCustom(o); defaulted(o) },
+		func(o *hcp.ClusterInspection, c randfill.Continue) { c.FillNoCustom(o); defaulted(o) },
 		func(o *hcp.ManagementCluster, c randfill.Continue) { c.FillNoCustom(o); defaulted(o) },
 		func(o *hcp.ARMSubscription, c randfill.Continue) { c.FillNoCustom(o); defaulted(o) },
 		func(o *hcp.ARMOperation, c randfill.Continue) { c.FillNoCustom(o); defaulted(o) },

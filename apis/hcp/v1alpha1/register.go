@@ -33,6 +33,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&HCPCluster{}, &HCPClusterList{},
 		&NodePool{}, &NodePoolList{},
 		&ExternalAuth{}, &ExternalAuthList{},
+		&ClusterInspection{}, &ClusterInspectionList{},
 		&OpenShiftVersion{}, &OpenShiftVersionList{},
 		&BreakglassCredential{}, &BreakglassCredentialList{}, &CredentialRevocation{},
 		&ManagementCluster{}, &ManagementClusterList{},

@@ -31,6 +31,8 @@ import (
 func RegisterDefaults(scheme *runtime.Scheme) error {
 	scheme.AddTypeDefaultingFunc(&BreakglassCredential{}, func(obj interface{}) { SetObjectDefaults_BreakglassCredential(obj.(*BreakglassCredential)) })
 	scheme.AddTypeDefaultingFunc(&BreakglassCredentialList{}, func(obj interface{}) { SetObjectDefaults_BreakglassCredentialList(obj.(*BreakglassCredentialList)) })
+	scheme.AddTypeDefaultingFunc(&ClusterInspection{}, func(obj interface{}) { SetObjectDefaults_ClusterInspection(obj.(*ClusterInspection)) })
+	scheme.AddTypeDefaultingFunc(&ClusterInspectionList{}, func(obj interface{}) { SetObjectDefaults_ClusterInspectionList(obj.(*ClusterInspectionList)) })
 	scheme.AddTypeDefaultingFunc(&ExternalAuth{}, func(obj interface{}) { SetObjectDefaults_ExternalAuth(obj.(*ExternalAuth)) })
 	scheme.AddTypeDefaultingFunc(&ExternalAuthList{}, func(obj interface{}) { SetObjectDefaults_ExternalAuthList(obj.(*ExternalAuthList)) })
 	scheme.AddTypeDefaultingFunc(&HCPCluster{}, func(obj interface{}) { SetObjectDefaults_HCPCluster(obj.(*HCPCluster)) })
@@ -50,6 +52,17 @@ func SetObjectDefaults_BreakglassCredentialList(in *BreakglassCredentialList) {
 	for i := range in.Items {
 		a := &in.Items[i]
 		SetObjectDefaults_BreakglassCredential(a)
+	}
+}
+
+func SetObjectDefaults_ClusterInspection(in *ClusterInspection) {
+	SetDefaults_ClusterInspectionSpec(&in.Spec)
+}
+
+func SetObjectDefaults_ClusterInspectionList(in *ClusterInspectionList) {
+	for i := range in.Items {
+		a := &in.Items[i]
+		SetObjectDefaults_ClusterInspection(a)
 	}
 }
 

@@ -127,6 +127,26 @@ func (in ClusterImageRegistryProfile) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClusterInspection) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ClusterInspection"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClusterInspectionList) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ClusterInspectionList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClusterInspectionSpec) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ClusterInspectionSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClusterInspectionStatus) OpenAPIModelName() string {
+	return "com.azure.aro.hcp.v1alpha1.ClusterInspectionStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ClusterVersionStatus) OpenAPIModelName() string {
 	return "com.azure.aro.hcp.v1alpha1.ClusterVersionStatus"
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/armoperation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/armsubscription"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/breakglasscredential"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterinspection"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/credentialrevocation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/externalauth"
@@ -186,6 +187,7 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	clusterInformer, poolInformer, credentialInformer := leaderterm.Lend(term, hcp.HCPClusters()), leaderterm.Lend(term, hcp.NodePools()), leaderterm.Lend(term, hcp.BreakglassCredentials())
 	mcInformer, operationInformer, subscriptionInformer := leaderterm.Lend(term, hcp.ManagementClusters()), leaderterm.Lend(term, hcp.ARMOperations()), leaderterm.Lend(term, hcp.ARMSubscriptions())
 	authInformer, versionInformer := leaderterm.Lend(term, hcp.ExternalAuths()), leaderterm.Lend(term, hcp.OpenShiftVersions())
+	inspectionInformer := leaderterm.Lend(term, hcp.ClusterInspections())
 	versions, err := versionresolution.New(client, clusterInformer, catalog)
 	if err != nil {
 		return err
@@ -213,6 +215,11 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 		bundle.Gate(publisher, gate), breakglasscredential.Options{
 			IssueTimeout: o.BreakglassIssueTimeout, Retention: o.BreakglassRetention, Environment: o.Environment,
 		})
+	if err != nil {
+		return err
+	}
+	inspections, err := clusterinspection.New(client, inspectionInformer, clusterInformer, mcInformer,
+		bundle.Gate(publisher, gate), clusterinspection.Options{Environment: o.Environment})
 	if err != nil {
 		return err
 	}
@@ -252,6 +259,7 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	context.AfterFunc(ctx, catalog.OnReplace(pools.EnqueueAll))
 	go auths.Run(ctx, 2)
 	go credentials.Run(ctx, 2)
+	go inspections.Run(ctx, 2)
 	go revocations.Run(ctx, 1)
 	go mcStatus.Run(ctx, 1)
 	go operations.Run(ctx, 2)

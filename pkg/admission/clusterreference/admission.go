@@ -1,5 +1,5 @@
-// Package clusterreference enforces that node pools, external auths and break-glass credentials
-// belong to an HCPCluster that exists and is not going away. (That a running cluster
+// Package clusterreference enforces that node pools, external auths and break-glass credentials belong
+// to an HCPCluster that exists and is not going away, and that inspections name one that exists. (That a running cluster
 // keeps at least one node pool is kept by the registry, pkg/registry/hcp/nodepool,
 // which counts under a lock so that racing deletes cannot remove the last two.)
 package clusterreference
@@ -73,17 +73,20 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	}
 	switch obj := a.GetObject().(type) {
 	case *hcp.NodePool:
-		return p.validateOwner(ctx, a, obj.Spec.ClusterName)
+		return p.validateOwner(ctx, a, obj.Spec.ClusterName, false)
 	case *hcp.ExternalAuth:
-		return p.validateOwner(ctx, a, obj.Spec.ClusterName)
+		return p.validateOwner(ctx, a, obj.Spec.ClusterName, false)
 	case *hcp.BreakglassCredential:
-		return p.validateOwner(ctx, a, obj.Spec.ClusterName)
+		return p.validateOwner(ctx, a, obj.Spec.ClusterName, false)
+	case *hcp.ClusterInspection:
+		// A cluster whose deletion is stuck is one an SRE inspects.
+		return p.validateOwner(ctx, a, obj.Spec.ClusterName, true)
 	}
 	return nil
 }
 
-// validateOwner refuses an object whose cluster does not exist or is being deleted.
-func (p *Plugin) validateOwner(ctx context.Context, a admission.Attributes, clusterName string) error {
+// validateOwner refuses an object whose cluster does not exist or, unless whileDeleting, is being deleted.
+func (p *Plugin) validateOwner(ctx context.Context, a admission.Attributes, clusterName string, whileDeleting bool) error {
 	if !p.WaitForReady() {
 		return admission.NewForbidden(a, fmt.Errorf("%s is not yet ready to handle the request", PluginName))
 	}
@@ -101,7 +104,7 @@ func (p *Plugin) validateOwner(ctx context.Context, a admission.Attributes, clus
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	if cluster.DeletionTimestamp != nil {
+	if cluster.DeletionTimestamp != nil && !whileDeleting {
 		return refuse.Conflict(PluginName, a, "HCPCluster %s is being deleted; nothing new can be added to it", clusterName)
 	}
 	return nil

@@ -68,6 +68,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &hcpv1alpha1.ClusterAutoscalingProfileApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ClusterImageRegistryProfile"):
 		return &hcpv1alpha1.ClusterImageRegistryProfileApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ClusterInspection"):
+		return &hcpv1alpha1.ClusterInspectionApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ClusterInspectionSpec"):
+		return &hcpv1alpha1.ClusterInspectionSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ClusterInspectionStatus"):
+		return &hcpv1alpha1.ClusterInspectionStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ClusterVersionStatus"):
 		return &hcpv1alpha1.ClusterVersionStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CustomerManagedEncryptionProfile"):

@@ -55,6 +55,10 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.BreakglassCredentialStatus{}.OpenAPIModelName():       schema_hcp_apiserver_apis_hcp_v1alpha1_BreakglassCredentialStatus(ref),
 		v1alpha1.ClusterAutoscalingProfile{}.OpenAPIModelName():        schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterAutoscalingProfile(ref),
 		v1alpha1.ClusterImageRegistryProfile{}.OpenAPIModelName():      schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterImageRegistryProfile(ref),
+		v1alpha1.ClusterInspection{}.OpenAPIModelName():                schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterInspection(ref),
+		v1alpha1.ClusterInspectionList{}.OpenAPIModelName():            schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterInspectionList(ref),
+		v1alpha1.ClusterInspectionSpec{}.OpenAPIModelName():            schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterInspectionSpec(ref),
+		v1alpha1.ClusterInspectionStatus{}.OpenAPIModelName():          schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterInspectionStatus(ref),
 		v1alpha1.ClusterVersionStatus{}.OpenAPIModelName():             schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterVersionStatus(ref),
 		v1alpha1.CredentialRevocation{}.OpenAPIModelName():             schema_hcp_apiserver_apis_hcp_v1alpha1_CredentialRevocation(ref),
 		v1alpha1.CustomerManagedEncryptionProfile{}.OpenAPIModelName(): schema_hcp_apiserver_apis_hcp_v1alpha1_CustomerManagedEncryptionProfile(ref),
@@ -1154,6 +1158,269 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterImageRegistryProfile(ref comm
 				},
 			},
 		},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterInspection(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClusterInspection is a read-only, time-limited look at an HCPCluster's hosted control plane on its management cluster, for SREs: one of a fixed set of views, read by the management cluster's agent and returned in status. It is deleted when its time to live is over.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1alpha1.ClusterInspectionSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1alpha1.ClusterInspectionStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ClusterInspectionSpec{}.OpenAPIModelName(), v1alpha1.ClusterInspectionStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterInspectionList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClusterInspectionList is a list of ClusterInspections.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.ClusterInspection{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ClusterInspection{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterInspectionSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClusterInspectionSpec says what to read and why. It cannot change once created.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"clusterName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "clusterName is the HCPCluster in the same namespace to inspect.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"view": {
+						SchemaProps: spec.SchemaProps{
+							Description: "view is what to read: hostedcluster, nodepools, controlplane-pods, events or logs.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"container": {
+						SchemaProps: spec.SchemaProps{
+							Description: "container is the control-plane container whose log the logs view reads.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"pod": {
+						SchemaProps: spec.SchemaProps{
+							Description: "pod is the control-plane pod the logs view reads; the first pod with the container when empty.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"tailLines": {
+						SchemaProps: spec.SchemaProps{
+							Description: "tailLines is how many of the log's last lines the logs view reads, 1 to 10000 (100 by default).",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "reason says why the control plane is inspected; it is kept in the audit log.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ttlSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ttlSeconds is how long the inspection and its answer live, 10 to 3600 (900 by default).",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"username": {
+						SchemaProps: spec.SchemaProps{
+							Description: "username is who asked, set by the server from the request.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"clusterName", "view", "reason"},
+			},
+		},
+	}
+}
+
+func schema_hcp_apiserver_apis_hcp_v1alpha1_ClusterInspectionStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClusterInspectionStatus is the answer.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "phase is Pending, Answered or Failed.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "conditions report the inspection's progress.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"expirationTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "expirationTimestamp is when the inspection is deleted.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"readAt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "readAt is when the agent read the management cluster.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "items are the objects read, trimmed to what an inspection needs.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(runtime.RawExtension{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"log": {
+						SchemaProps: spec.SchemaProps{
+							Description: "log is the tail of the container's log the logs view read.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"truncated": {
+						SchemaProps: spec.SchemaProps{
+							Description: "truncated says the answer did not fit the limit of what an agent reports: omitted items (or log bytes, from the start of the log) were left out.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"omitted": {
+						SchemaProps: spec.SchemaProps{
+							Description: "omitted counts what was left out of a truncated answer.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Condition{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName(), runtime.RawExtension{}.OpenAPIModelName()},
 	}
 }
 

@@ -67,6 +67,8 @@ const (
 type FeedbackRule struct {
 	Type      FeedbackType `json:"type"`
 	JSONPaths []JSONPath   `json:"jsonPaths,omitempty"`
+	// Inspection is the view of an Inspection rule.
+	Inspection *InspectionView `json:"inspection,omitempty"`
 }
 
 // JSONPath names a status field to report: Path is a kubectl-style JSON path under .status.

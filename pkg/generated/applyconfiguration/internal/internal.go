@@ -69,6 +69,16 @@ var schemaYAML = typed.YAMLObject(`types:
     elementType:
       namedType: __untyped_deduced_
     elementRelationship: separable
+- name: com.github.aro-hcp.hcp-apiserver.apis.hcp.v1alpha1.ClusterInspection
+  scalar: untyped
+  list:
+    elementType:
+      namedType: __untyped_atomic_
+    elementRelationship: atomic
+  map:
+    elementType:
+      namedType: __untyped_deduced_
+    elementRelationship: separable
 - name: com.github.aro-hcp.hcp-apiserver.apis.hcp.v1alpha1.ExternalAuth
   scalar: untyped
   list:

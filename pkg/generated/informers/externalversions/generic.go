@@ -59,6 +59,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Hcp().V1alpha1().ARMSubscriptions().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("breakglasscredentials"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Hcp().V1alpha1().BreakglassCredentials().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("clusterinspections"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Hcp().V1alpha1().ClusterInspections().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("externalauths"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Hcp().V1alpha1().ExternalAuths().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("hcpclusters"):

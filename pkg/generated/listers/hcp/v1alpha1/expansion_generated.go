@@ -34,6 +34,14 @@ type BreakglassCredentialListerExpansion interface{}
 // BreakglassCredentialNamespaceLister.
 type BreakglassCredentialNamespaceListerExpansion interface{}
 
+// ClusterInspectionListerExpansion allows custom methods to be added to
+// ClusterInspectionLister.
+type ClusterInspectionListerExpansion interface{}
+
+// ClusterInspectionNamespaceListerExpansion allows custom methods to be added to
+// ClusterInspectionNamespaceLister.
+type ClusterInspectionNamespaceListerExpansion interface{}
+
 // ExternalAuthListerExpansion allows custom methods to be added to
 // ExternalAuthLister.
 type ExternalAuthListerExpansion interface{}

@@ -30,6 +30,8 @@ type Interface interface {
 	ARMSubscriptions() TypedARMSubscriptionInformer
 	// BreakglassCredentials returns a BreakglassCredentialInformer.
 	BreakglassCredentials() TypedBreakglassCredentialInformer
+	// ClusterInspections returns a ClusterInspectionInformer.
+	ClusterInspections() TypedClusterInspectionInformer
 	// ExternalAuths returns a ExternalAuthInformer.
 	ExternalAuths() TypedExternalAuthInformer
 	// HCPClusters returns a HCPClusterInformer.
@@ -66,6 +68,11 @@ func (v *version) ARMSubscriptions() TypedARMSubscriptionInformer {
 // BreakglassCredentials returns a TypedBreakglassCredentialInformer.
 func (v *version) BreakglassCredentials() TypedBreakglassCredentialInformer {
 	return &breakglassCredentialInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// ClusterInspections returns a TypedClusterInspectionInformer.
+func (v *version) ClusterInspections() TypedClusterInspectionInformer {
+	return &clusterInspectionInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // ExternalAuths returns a TypedExternalAuthInformer.

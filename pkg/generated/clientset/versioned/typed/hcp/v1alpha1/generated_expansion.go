@@ -24,6 +24,8 @@ type ARMSubscriptionExpansion interface{}
 
 type BreakglassCredentialExpansion interface{}
 
+type ClusterInspectionExpansion interface{}
+
 type ExternalAuthExpansion interface{}
 
 type HCPClusterExpansion interface{}

@@ -31,6 +31,7 @@ type HcpV1alpha1Interface interface {
 	ARMOperationsGetter
 	ARMSubscriptionsGetter
 	BreakglassCredentialsGetter
+	ClusterInspectionsGetter
 	ExternalAuthsGetter
 	HCPClustersGetter
 	ManagementClustersGetter
@@ -53,6 +54,10 @@ func (c *HcpV1alpha1Client) ARMSubscriptions() ARMSubscriptionInterface {
 
 func (c *HcpV1alpha1Client) BreakglassCredentials(namespace string) BreakglassCredentialInterface {
 	return newBreakglassCredentials(c, namespace)
+}
+
+func (c *HcpV1alpha1Client) ClusterInspections(namespace string) ClusterInspectionInterface {
+	return newClusterInspections(c, namespace)
 }
 
 func (c *HcpV1alpha1Client) ExternalAuths(namespace string) ExternalAuthInterface {

@@ -40,6 +40,10 @@ func (c *FakeHcpV1alpha1) BreakglassCredentials(namespace string) v1alpha1.Break
 	return newFakeBreakglassCredentials(c, namespace)
 }
 
+func (c *FakeHcpV1alpha1) ClusterInspections(namespace string) v1alpha1.ClusterInspectionInterface {
+	return newFakeClusterInspections(c, namespace)
+}
+
 func (c *FakeHcpV1alpha1) ExternalAuths(namespace string) v1alpha1.ExternalAuthInterface {
 	return newFakeExternalAuths(c, namespace)
 }

@@ -1,0 +1,33 @@
+package clusterinspection
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/generic"
+)
+
+// NewREST returns the storage of clusterinspections and clusterinspections/status.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+	s := NewStrategy(scheme)
+	store := &genericregistry.Store{
+		NewFunc:                   func() runtime.Object { return &hcp.ClusterInspection{} },
+		NewListFunc:               func() runtime.Object { return &hcp.ClusterInspectionList{} },
+		PredicateFunc:             Match,
+		DefaultQualifiedResource:  hcp.Resource("clusterinspections"),
+		SingularQualifiedResource: hcp.Resource("clusterinspection"),
+		CreateStrategy:            s,
+		UpdateStrategy:            s,
+		DeleteStrategy:            s,
+		ResetFieldsStrategy:       s,
+		TableConvertor:            tableConvertor,
+	}
+	return hcpregistry.NewStores(hcpregistry.StoreOptions{
+		Store:          store,
+		StatusStrategy: NewStatusStrategy(s),
+		ShortNames:     []string{"inspection", "cinsp"},
+		AttrFunc:       GetAttrs,
+	}, optsGetter)
+}
