@@ -190,9 +190,11 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, rules StorageRules) (map[s
 	if err := add("externalauths")(externalauth.NewREST(Scheme, optsGetter, rules.Claims)); err != nil {
 		return nil, err
 	}
-	if err := add("clusterinspections")(clusterinspection.NewREST(Scheme, optsGetter)); err != nil {
+	inspections, inspectionStatus, err := clusterinspection.NewREST(Scheme, optsGetter)
+	if err != nil {
 		return nil, err
 	}
+	storage["clusterinspections"], storage["clusterinspections/status"] = inspections, inspectionStatus
 	keys, destroyKeys, err := breakglasscredential.NewKeys(optsGetter)
 	if err != nil {
 		return nil, err

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
+	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 	"github.com/aro-hcp/hcp-apiserver/test/framework"
@@ -135,7 +136,7 @@ func testDeployRoles(t *testing.T, mc *framework.ManagementCluster, clientAs fun
 		}
 	}
 	tokens := map[string]string{}
-	for _, user := range []struct{ name, role string }{{"bgc-viewer", "hcp-viewer"}, {"bgc-admin", "hcp-admin"}, {"ea-editor", "hcp-editor"}} {
+	for _, user := range []struct{ name, role string }{{"bgc-viewer", "hcp-viewer"}, {"bgc-admin", "hcp-admin"}, {"ea-editor", "hcp-editor"}, {"sre", "hcp-sre"}} {
 		if _, err := mc.Kube.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: user.name}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -187,6 +188,10 @@ func testDeployRoles(t *testing.T, mc *framework.ManagementCluster, clientAs fun
 	if !canDo("ea-editor", "create", "externalauths", "") || !canDo("ea-editor", "delete", "externalauths", "") {
 		t.Errorf("hcp-editor may not create or delete externalauths, want it may")
 	}
+	if !canDo("sre", "create", "clusterinspections", "") || canDo("ea-editor", "create", "clusterinspections", "") ||
+		canDo("bgc-admin", "create", "clusterinspections", "") || canDo("bgc-viewer", "get", "clusterinspections", "") {
+		t.Errorf("hcp-sre may not create clusterinspections, or hcp-editor, hcp-admin or hcp-viewer may use them; want hcp-sre only")
+	}
 	if !canDo("bgc-viewer", "list", "openshiftversions", "") || canDo("ea-editor", "create", "openshiftversions", "") {
 		t.Errorf("hcp-viewer may not list openshiftversions, or hcp-editor may create them; want them read by users and written by hcp-apiserver only")
 	}
@@ -227,6 +232,9 @@ func testDeployRoles(t *testing.T, mc *framework.ManagementCluster, clientAs fun
 	if allowed("view-user", "get", "breakglasscredentials", "kubeconfig") {
 		t.Errorf("the built-in view role may read break-glass kubeconfigs")
 	}
+	if allowed("admin-user", "create", "clusterinspections", "") || allowed("admin-user", "list", "clusterinspections", "") {
+		t.Errorf("the built-in admin role may use clusterinspections: hcp-sre must aggregate to no built-in role")
+	}
 
 	// hcp-apiserver asks kube-apiserver the same: the viewer is refused before the credential is looked
 	// up, the admin gets as far as finding there is none.
@@ -239,5 +247,21 @@ func testDeployRoles(t *testing.T, mc *framework.ManagementCluster, clientAs fun
 	}
 	if err := get("bgc-admin"); !apierrors.IsNotFound(err) {
 		t.Errorf("hcp-admin reads the kubeconfig of a credential that does not exist: %v, want NotFound", err)
+	}
+
+	// An inspection reads a management cluster: an admin of the namespace is refused, an SRE gets as far
+	// as admission, which finds no such cluster.
+	inspectAs := func(user string) error {
+		_, err := clientAs(tokens[user]).HcpV1alpha1().ClusterInspections("default").Create(ctx, &hcpv1alpha1.ClusterInspection{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "none-"},
+			Spec:       hcpv1alpha1.ClusterInspectionSpec{ClusterName: "none", View: hcpv1alpha1.InspectionViewHostedCluster, Reason: "on call"},
+		}, metav1.CreateOptions{})
+		return err
+	}
+	if err := inspectAs("bgc-admin"); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "clusterinspections") {
+		t.Errorf("hcp-admin creates an inspection: %v, want 403 Forbidden naming clusterinspections", err)
+	}
+	if err := inspectAs("sre"); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.clusterName") {
+		t.Errorf("hcp-sre inspects a cluster that does not exist: %v, want 422 naming spec.clusterName", err)
 	}
 }

@@ -127,6 +127,13 @@ func TestKubectl(t *testing.T) {
 			}
 		}
 
+		out = s.mustKubectl(t, "explain", "clusterinspection.spec")
+		for _, f := range []string{"reason\t<string> -required-", "view\t<string> -required-", "ttlSeconds\t<integer>"} {
+			if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(f) + `\n    \S`).MatchString(out) {
+				t.Errorf("kubectl explain clusterinspection.spec does not show %q with a description:\n%s", f, out)
+			}
+		}
+
 		out = s.mustKubectl(t, "explain", "nodepool.spec.platform.osDisk.sizeGiB")
 		if !strings.Contains(out, "KIND:       NodePool") || !strings.Contains(out, "FIELD: sizeGiB <integer>") ||
 			!regexp.MustCompile(`(?m)^DESCRIPTION:\n    \S`).MatchString(out) {

@@ -9,8 +9,17 @@ import (
 	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/generic"
 )
 
+// REST is the storage of clusterinspections. They are not in the hcp category: kubectl get hcp lists
+// what users create, and users other than SREs may not read inspections.
+type REST struct {
+	*hcpregistry.REST
+}
+
+// Categories implements rest.CategoriesProvider.
+func (r *REST) Categories() []string { return nil }
+
 // NewREST returns the storage of clusterinspections and clusterinspections/status.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*REST, *hcpregistry.StatusREST, error) {
 	s := NewStrategy(scheme)
 	store := &genericregistry.Store{
 		NewFunc:                   func() runtime.Object { return &hcp.ClusterInspection{} },
@@ -24,10 +33,14 @@ func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*hcp
 		ResetFieldsStrategy:       s,
 		TableConvertor:            tableConvertor,
 	}
-	return hcpregistry.NewStores(hcpregistry.StoreOptions{
+	rest, status, err := hcpregistry.NewStores(hcpregistry.StoreOptions{
 		Store:          store,
 		StatusStrategy: NewStatusStrategy(s),
 		ShortNames:     []string{"inspection", "cinsp"},
 		AttrFunc:       GetAttrs,
 	}, optsGetter)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &REST{rest}, status, nil
 }
