@@ -20,7 +20,10 @@ func (r *REST) Categories() []string { return nil }
 
 // NewREST returns the storage of clusterinspections and clusterinspections/status.
 func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*REST, *hcpregistry.StatusREST, error) {
-	s := NewStrategy(scheme)
+	return newREST(NewStrategy(scheme), optsGetter)
+}
+
+func newREST(s Strategy, optsGetter generic.RESTOptionsGetter) (*REST, *hcpregistry.StatusREST, error) {
 	store := &genericregistry.Store{
 		NewFunc:                   func() runtime.Object { return &hcp.ClusterInspection{} },
 		NewListFunc:               func() runtime.Object { return &hcp.ClusterInspectionList{} },

@@ -62,6 +62,10 @@ func NewStrategy(typer runtime.ObjectTyper) Strategy {
 	return Strategy{hcpregistry.NewStrategy(typer, kind)}
 }
 
+// WithoutLifecycle is the strategy without the finalizer and expiry a create records, as kube's generic
+// store tester expects it.
+func (s Strategy) WithoutLifecycle() Strategy { return Strategy{s.Strategy.WithoutLifecycle()} }
+
 // PrepareForCreate records the requesting user in spec.username, whatever the client sent, as a
 // CertificateSigningRequest does, and puts what is read and why in the request's audit event.
 func (s Strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
