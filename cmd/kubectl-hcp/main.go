@@ -1,5 +1,5 @@
-// Command kubectl-hcp is a kubectl plugin for the break-glass credentials of hcp-apiserver: it gets a
-// kubeconfig for a hosted cluster and revokes them. See cmd/kubectl-hcp/app.
+// Command kubectl-hcp is a kubectl plugin for hcp-apiserver: it gets a break-glass kubeconfig for a
+// hosted cluster and revokes them, and inspects a hosted control plane. See cmd/kubectl-hcp/app.
 package main
 
 import (

@@ -1,5 +1,6 @@
 // Package app is the kubectl hcp plugin: it gets break-glass kubeconfigs for hosted clusters from
-// hcp-apiserver, making the key on the user's machine, and revokes them.
+// hcp-apiserver, making the key on the user's machine, revokes them, and reads views of a hosted
+// control plane on its management cluster through ClusterInspections.
 package app
 
 import (
@@ -18,15 +19,19 @@ func NewCommand(ctx context.Context) *cobra.Command {
 	f := newClientFlags()
 	cmd := &cobra.Command{
 		Use:   "hcp",
-		Short: "Get and revoke break-glass credentials of ARO HCP clusters",
+		Short: "Get and revoke break-glass credentials of ARO HCP clusters, and inspect their control planes",
 		Long: `kubectl hcp gets a short-lived cluster-admin kubeconfig for an HCPCluster (a break-glass
 credential), with a key made on this machine that never leaves it, and revokes a cluster's
-break-glass credentials.`,
+break-glass credentials. For SREs, it reads a view of a cluster's hosted control plane on its
+management cluster (a ClusterInspection), with no credential for the management cluster.`,
 		Example: `  # a kubeconfig for cluster dev of the current namespace, valid for one hour
   kubectl hcp breakglass dev --ttl 1h > dev.kubeconfig
 
   # make every break-glass credential of dev issued so far stop working
-  kubectl hcp revoke dev --wait`,
+  kubectl hcp revoke dev --wait
+
+  # the control-plane pods of dev, read on its management cluster
+  kubectl hcp inspect dev --view controlplane-pods --reason "ICM-4711: Provisioning for an hour"`,
 		Args: cobra.NoArgs,
 		// kubectl runs the plugin as "kubectl hcp"; help and usage say so.
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl hcp"},
@@ -36,7 +41,7 @@ break-glass credentials.`,
 	cmd.SetContext(ctx)
 	f.AddFlags(cmd)
 	version.AddFlag(cmd)
-	cmd.AddCommand(newBreakglassCommand(f), newRevokeCommand(f))
+	cmd.AddCommand(newBreakglassCommand(f), newRevokeCommand(f), newInspectCommand(f))
 	return cmd
 }
 

@@ -9,7 +9,7 @@ import (
 
 // TestHelp: kubectl runs the plugin as "kubectl hcp"; each command's help says so and shows an example.
 func TestHelp(t *testing.T) {
-	for _, sub := range []string{"", "breakglass", "revoke"} {
+	for _, sub := range []string{"", "breakglass", "revoke", "inspect"} {
 		t.Run(sub, func(t *testing.T) {
 			cmd := NewCommand(context.Background())
 			var out bytes.Buffer
