@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
@@ -27,6 +28,8 @@ import (
 type Applier struct {
 	client dynamic.Interface
 	mapper *restMapper
+	// inspector reads the views of inspection bundles.
+	inspector *inspector
 	// cached, when set, answers the read before a server-side apply from the agent's informers; the
 	// management cluster is asked only while they have not synced.
 	cached func(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool)
@@ -56,6 +59,12 @@ type AppliedResource struct {
 	Object *unstructured.Unstructured
 	// Err is why the manifest was not applied; nil when it was.
 	Err error
+	// Inspection is the answer to the manifest's Inspection rule, read by this apply; nil for a manifest
+	// without one. An inspected object is not watched: its status is what the apply read, so that an
+	// inspection costs one read per generation, whatever the object does meanwhile.
+	Inspection *protocol.FeedbackValue
+	// Refused says that the inspection bundle was refused whole (Err says why): nothing of it was read.
+	Refused bool
 }
 
 // StaleGenerationError is returned by Apply for a bundle generation older than one already applied; such
@@ -94,13 +103,23 @@ func NewApplier(cfg *rest.Config) (*Applier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Applier{client: client, mapper: newRESTMapper(disco), bundles: map[string]*bundleRecord{}}, nil
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Applier{client: client, mapper: newRESTMapper(disco), inspector: &inspector{kube: kube, dynamic: client},
+		bundles: map[string]*bundleRecord{}}, nil
 }
 
 // Apply writes the manifests of generation of the bundle bundleID, in order, each by its update strategy
 // (ServerSideApply unless its manifest config says otherwise). It returns what happened to each manifest,
 // and an error joining the manifests' errors, so that the caller retries with backoff. A generation older
 // than one already applied is refused as a whole, before anything is written, with a StaleGenerationError.
+//
+// An inspection bundle (protocol.ManifestBundle.IsInspection) only reads: Apply refuses it whole, before
+// anything is read, with an InspectionRefusedError and every manifest Refused, unless every manifest is
+// ReadOnly and the object its view reads around; else it reads each manifest's view into its Inspection.
+// A view that cannot be read is answered with its error, not failed.
 func (a *Applier) Apply(ctx context.Context, bundleID string, generation int64, bundle *protocol.ManifestBundle) ([]AppliedResource, error) {
 	if err := validateBundleID(bundleID); err != nil {
 		return nil, err
@@ -113,6 +132,17 @@ func (a *Applier) Apply(ctx context.Context, bundleID string, generation int64, 
 	}
 
 	manifests := decodeManifests(ctx, a.mapper, bundle)
+	var views []protocol.InspectionView
+	if bundle.IsInspection() {
+		var err error
+		if views, err = checkInspection(bundle, manifests); err != nil {
+			var refused *InspectionRefusedError
+			if errors.As(err, &refused) {
+				inspectionsRefused.WithLabelValues(refused.Rule).Inc()
+			}
+			return refusedResults(manifests, err), err
+		}
+	}
 	results := make([]AppliedResource, len(manifests))
 	strategies := make([]strategy, len(manifests))
 	existing := make([]*unstructured.Unstructured, len(manifests))
@@ -130,6 +160,10 @@ func (a *Applier) Apply(ctx context.Context, bundleID string, generation int64, 
 			continue
 		}
 		strategies[i], results[i].Strategy = st, st.typ
+		if views != nil {
+			existing[i], results[i].Inspection = a.inspect(ctx, m, views[i])
+			continue
+		}
 		obj, err := a.read(ctx, m, st)
 		if err != nil {
 			results[i].Err = fmt.Errorf("reading %s: %w", describeMeta(m.meta), err)

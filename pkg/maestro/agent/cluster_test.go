@@ -34,6 +34,11 @@ func TestOnManagementCluster(t *testing.T) {
 	t.Run("the agent applies, reports and deletes what a source sends, also across a restart", func(t *testing.T) { testAgent(t, mc) })
 	t.Run("a bundle costs about one request to the management cluster", func(t *testing.T) { testRequestsPerBundle(t, mc) })
 	t.Run("a delete sent again while the objects wait costs no request", func(t *testing.T) { testRepeatedDeletes(t, mc) })
+	t.Run("inspection views answer trimmed objects", func(t *testing.T) { testInspectionViews(t, mc) })
+	t.Run("an inspection answer too big is truncated", func(t *testing.T) { testInspectionTruncated(t, mc) })
+	t.Run("a forged inspection bundle is refused whole", func(t *testing.T) { testInspectionRefused(t, mc) })
+	t.Run("the agent answers inspections in the status, across a resync and a restart", func(t *testing.T) { testInspectionByAgent(t, mc) })
+	t.Run("the agent's ClusterRole lets every view read", func(t *testing.T) { testInspectionRBAC(t, mc) })
 }
 
 var (

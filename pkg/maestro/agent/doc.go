@@ -14,6 +14,13 @@
 //     reports it; StatusHash says whether it changed.
 //   - Watcher keeps informers on the applied objects and calls back with a bundle's status whenever it
 //     changes: no polling.
+//   - Inspection bundles (inspection*.go) only read: a fixed view of a hosted control plane (its
+//     HostedCluster, NodePools, Pods, Events, or a container's log tail), trimmed of what could hold a
+//     secret and cut to MaxJSONRawLength, answered as the feedback value protocol.InspectionFeedbackName.
+//     The Applier reads the view once per applied generation (and again after a restart); the status
+//     carries that answer until the next. A bundle that is not all ReadOnly manifests of the kinds their
+//     views read around is refused whole, before anything is read, and its status says why
+//     (ReasonInspectionRefused).
 //
 // Every object the agent writes carries the label BundleLabel (the bundle's resource ID) and the annotation
 // GenerationAnnotation (the bundle generation that wrote it). The labels are how the agent finds its own

@@ -58,8 +58,10 @@ func FeedbackValues(obj *unstructured.Unstructured, rules []protocol.FeedbackRul
 				}
 				paths = append(paths, p)
 			}
+		case protocol.FeedbackInspection:
+			// Answered by the apply (AppliedResource.Inspection), not from the object.
 		default:
-			errs = append(errs, fmt.Errorf("unknown feedback rule type %q: use JSONPaths or WellKnownStatus", rule.Type))
+			errs = append(errs, fmt.Errorf("unknown feedback rule type %q: use JSONPaths, WellKnownStatus or Inspection", rule.Type))
 		}
 		for _, p := range paths {
 			value, err := valueAt(obj, p)

@@ -52,6 +52,12 @@ var (
 		Help:           "spec.resync_request events the broker accepted: one per connect and per resync interval.",
 		StabilityLevel: metrics.ALPHA,
 	})
+	inspectionsRefused = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      metricsSubsystem,
+		Name:           "inspection_bundles_refused_total",
+		Help:           "Inspection bundle generations refused whole, before anything of them was read, by the rule they broke.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"rule"})
 	applyDuration = metrics.NewHistogram(&metrics.HistogramOpts{
 		Subsystem:      metricsSubsystem,
 		Name:           "apply_duration_seconds",
@@ -67,6 +73,6 @@ var registerMetrics sync.Once
 func RegisterMetrics() {
 	registerMetrics.Do(func() {
 		legacyregistry.MustRegister(eventsReceived, eventsRefused, bundlesApplied, applyErrors, deletesCompleted,
-			statusEventsPublished, resyncRequestsSent, applyDuration)
+			statusEventsPublished, resyncRequestsSent, inspectionsRefused, applyDuration)
 	})
 }

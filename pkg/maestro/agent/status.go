@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,18 +32,38 @@ type ObjectGetter func(protocol.ManifestResourceMeta) (*unstructured.Unstructure
 // reported, Available and the feedback values from the object as get returns it; for the bundle, Applied
 // and Available over all manifests. Conditions keep their lastTransitionTime from previous (the status
 // built before, nil at first) while their status does not change, so that an unchanged status hashes the same.
+// An inspected manifest reports the object and the answer its apply read; a refused inspection bundle is
+// not Applied, with reason ReasonInspectionRefused and the refusal as message.
 func BuildStatus(generation int64, bundle *protocol.ManifestBundle, applied []AppliedResource, get ObjectGetter,
 	previous *protocol.ManifestBundleStatus) *protocol.ManifestBundleStatus {
 	// Seconds, as the JSON has them: a status read back hashes the same.
 	now := metav1.Now().Rfc3339Copy()
 	status := &protocol.ManifestBundleStatus{ManifestBundle: bundle}
 	var failed, notAvailable, unknown int
+	var refused error
 	for _, r := range applied {
 		mc := protocol.ManifestCondition{ResourceMeta: r.Meta}
 		appliedCond := manifestApplied(r)
-		available, obj := manifestAvailable(r.Meta, get)
+		var available metav1.Condition
+		var obj *unstructured.Unstructured
+		switch {
+		case r.Refused:
+			refused = r.Err
+			available = metav1.Condition{Type: ConditionAvailable, Status: metav1.ConditionUnknown, Reason: ReasonInspectionRefused,
+				Message: "Not read: the inspection bundle is refused"}
+		case r.Inspection != nil:
+			// As the apply read it: an inspected object is not watched.
+			available, obj = manifestAvailable(r.Meta, func(protocol.ManifestResourceMeta) (*unstructured.Unstructured, error) { return r.Object, nil })
+		default:
+			available, obj = manifestAvailable(r.Meta, get)
+		}
 		mc.Conditions = []metav1.Condition{appliedCond, available}
-		if obj != nil {
+		switch {
+		case r.Inspection != nil:
+			// Answered also when the object is missing: the answer says so.
+			mc.StatusFeedback.Values = []protocol.FeedbackValue{*r.Inspection}
+			mc.Conditions = append(mc.Conditions, feedbackSynced(true, nil))
+		case obj != nil:
 			var rules []protocol.FeedbackRule
 			if bundle != nil {
 				if cfg := configFor(bundle.ManifestConfigs, r.Meta); cfg != nil {
@@ -70,7 +91,10 @@ func BuildStatus(generation int64, bundle *protocol.ManifestBundle, applied []Ap
 	total := len(applied)
 	bundleApplied := metav1.Condition{Type: ConditionApplied, Status: metav1.ConditionTrue, ObservedGeneration: generation,
 		Reason: "AppliedManifestWorkComplete", Message: "Apply manifest work complete"}
-	if failed > 0 {
+	switch {
+	case refused != nil:
+		bundleApplied.Status, bundleApplied.Reason, bundleApplied.Message = metav1.ConditionFalse, ReasonInspectionRefused, capitalize(refused.Error())
+	case failed > 0:
 		bundleApplied.Status, bundleApplied.Reason = metav1.ConditionFalse, "AppliedManifestWorkFailed"
 		bundleApplied.Message = fmt.Sprintf("Failed to apply manifest work: %d of %d manifests are not applied", failed, total)
 	}
@@ -121,6 +145,9 @@ func StatusHash(status *protocol.ManifestBundleStatus) (string, error) {
 }
 
 func manifestApplied(r AppliedResource) metav1.Condition {
+	if r.Refused {
+		return metav1.Condition{Type: ConditionApplied, Status: metav1.ConditionFalse, Reason: ReasonInspectionRefused, Message: capitalize(r.Err.Error())}
+	}
 	if r.Err != nil {
 		return metav1.Condition{Type: ConditionApplied, Status: metav1.ConditionFalse, Reason: "AppliedManifestFailed",
 			Message: fmt.Sprintf("Failed to apply manifest: %v", r.Err)}
@@ -181,4 +208,12 @@ func keepTransitionTimes(conditions, before []metav1.Condition, now metav1.Time)
 			conditions[i].LastTransitionTime = old.LastTransitionTime
 		}
 	}
+}
+
+// capitalize makes an error a condition message, which starts with a capital.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

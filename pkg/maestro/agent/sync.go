@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -72,6 +73,13 @@ func (a *Agent) syncApply(ctx context.Context, id string, st *bundleState, want 
 		// The cluster holds a newer generation than the record did; the next resync brings the newest.
 		eventsRefused.WithLabelValues(refusedStale).Inc()
 		logger.Info("Dropped a bundle generation older than one applied", "err", err.Error())
+		return nil
+	}
+	var refused *InspectionRefusedError
+	if errors.As(err, &refused) {
+		// Refused for good: the status says why, and the next generation is the only retry.
+		logger.Info("Refused an inspection bundle", "rule", refused.Rule, "err", err.Error())
+		a.watcher.Track(id, want.generation, want.bundle, applied)
 		return nil
 	}
 	if applied != nil {

@@ -152,7 +152,7 @@ func (w *Watcher) Track(bundleID string, generation int64, bundle *protocol.Mani
 
 	named := sets.New[objectRef]()
 	for _, r := range applied {
-		if r.Meta.Resource == "" {
+		if !watched(r) {
 			continue
 		}
 		if r.Owned {
@@ -366,8 +366,7 @@ func (w *Watcher) sourcesLocked(applied []AppliedResource) map[protocol.Manifest
 	sources := map[protocol.ManifestResourceMeta]source{}
 	for _, r := range applied {
 		switch {
-		case r.Meta.Resource == "":
-			// Not mapped to a resource: nothing to watch.
+		case !watched(r):
 		case r.Owned:
 			owned := w.watchOwnedLocked(gvrOf(r.Meta))
 			sources[r.Meta] = source{informer: owned.informer, owned: true, handled: owned.handled}
@@ -577,6 +576,13 @@ func asUnstructured(obj any) *unstructured.Unstructured {
 	}
 	u, _ := obj.(*unstructured.Unstructured)
 	return u
+}
+
+// watched says whether the object of an applied manifest is watched for its status: not when it maps to
+// no resource, when its status is what the apply read (an inspection), nor when nothing of it may be
+// read (a refused inspection).
+func watched(r AppliedResource) bool {
+	return r.Meta.Resource != "" && r.Inspection == nil && !r.Refused
 }
 
 func refOf(m protocol.ManifestResourceMeta) objectRef {
