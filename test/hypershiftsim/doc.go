@@ -16,6 +16,20 @@
 //     the <name>-admin-kubeconfig Secret). A change of spec.release.image is an
 //     upgrade: a new Partial history entry and Progressing=True, Completed after
 //     Options.UpgradeDelay.
+//   - Control-plane pods and events (what a kubelet and scheduler would write, as none runs on the
+//     test management cluster): in the control-plane namespace, the stand-in pods etcd-0,
+//     kube-apiserver-<hash>-<suffix> (containers kube-apiserver and audit-logs) and
+//     kube-controller-manager-<hash>-<suffix>, labelled app=<component> as HyperShift's are
+//     (ControlPlanePodName), bound to the made-up node NodeName, with the namespace's default
+//     ServiceAccount they need (the ServiceAccount admission refuses a pod without it, even one that
+//     mounts no token). Their status goes ContainerCreating while the install is under way, then
+//     Running and Ready; for a NeverAvailable HostedCluster kube-apiserver waits in CrashLoopBackOff
+//     with a restartCount that goes up each CrashLoopPeriod and etcd-0 runs without being Ready.
+//     Events: the kubelet's Normal Started for etcd and kube-apiserver; for a NeverAvailable one also
+//     its Warning BackOff on the kube-apiserver pod (count and lastTimestamp follow the restarts; no
+//     new event per sync) and the hypershift-operator's Warning on the HostedCluster's failing
+//     condition (KubeAPIServerAvailable). The pods have a termination grace period of 0, so the
+//     namespace controller deletes them at once with the namespace, though no kubelet confirms it.
 //   - NodePool: the finalizer; Ready with status.replicas and status.version once
 //     its HostedCluster is Available; UpdatingVersion while its release changes.
 //   - Break-glass credentials (the control-plane PKI operator's part): a CSR whose

@@ -381,9 +381,24 @@ func (s *Simulator) syncHostedCluster(ctx context.Context, key cache.ObjectName)
 	if err := readStatus(hc, &desired); err != nil {
 		return 0, err
 	}
-	desired, requeue := computeHostedClusterStatus(s.hostedClusterInput(hc, now()), desired)
+	in := s.hostedClusterInput(hc, now())
+	desired, requeue := computeHostedClusterStatus(in, desired)
 	if desired.Configuration, err = s.configurationStatusOf(hc, desired); err != nil {
 		return 0, err
+	}
+	state := controlPlaneStarting
+	switch {
+	case in.neverAvailable:
+		state = controlPlaneCrashLooping
+	case meta.IsStatusConditionTrue(desired.Conditions, "Available"):
+		state = controlPlaneRunning
+	}
+	nextCrash, err := s.syncControlPlane(ctx, hc, state, desired.Conditions)
+	if err != nil {
+		return 0, err
+	}
+	if nextCrash > 0 && (requeue == 0 || nextCrash < requeue) {
+		requeue = nextCrash
 	}
 	if equality.Semantic.DeepEqual(current, desired) {
 		return requeue, nil

@@ -44,7 +44,7 @@ const (
 	// Finalizer is the finalizer the HyperShift operator puts on HostedClusters and NodePools.
 	Finalizer = "hypershift.openshift.io/finalizer"
 
-	// ManagedByLabel marks the Secrets and ConfigMaps the simulator creates (and so watches).
+	// ManagedByLabel marks the Secrets, ConfigMaps, Pods and Events the simulator creates (and so watches).
 	ManagedByLabel = "hypershiftsim.aro-hcp.test/managed-by"
 	managedByValue = "hypershiftsim"
 )
@@ -91,7 +91,7 @@ type Simulator struct {
 
 	dynamicInformers dynamicinformer.DynamicSharedInformerFactory
 	kubeInformers    informers.SharedInformerFactory
-	// Only the Secrets and ConfigMaps the simulator creates are cached.
+	// Only the Secrets, ConfigMaps, Pods and Events the simulator creates are cached.
 	managedInformers informers.SharedInformerFactory
 
 	hostedClusters cache.SharedIndexInformer
@@ -102,6 +102,8 @@ type Simulator struct {
 	namespaces     corelisters.NamespaceLister
 	secrets        corelisters.SecretLister
 	configMaps     corelisters.ConfigMapLister
+	pods           corelisters.PodLister
+	events         corelisters.EventLister
 	// hostedSecrets holds every Secret, for those the customer creates in the namespaces that stand
 	// in for the hosted clusters' openshift-config (HostedConfigNamespace).
 	hostedSecrets corelisters.SecretLister
@@ -156,6 +158,8 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 	ns := s.kubeInformers.Core().V1().Namespaces()
 	secret := s.managedInformers.Core().V1().Secrets()
 	configMap := s.managedInformers.Core().V1().ConfigMaps()
+	pod := s.managedInformers.Core().V1().Pods()
+	event := s.managedInformers.Core().V1().Events()
 	hostedSecret := s.kubeInformers.Core().V1().Secrets()
 
 	s.hostedClusters = hc.Informer()
@@ -166,6 +170,8 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 	s.namespaces = ns.Lister()
 	s.secrets = secret.Lister()
 	s.configMaps = configMap.Lister()
+	s.pods = pod.Lister()
+	s.events = event.Lister()
 	s.hostedSecrets = hostedSecret.Lister()
 
 	if err := s.nodePools.AddIndexers(cache.Indexers{nodePoolsByCluster: indexNodePoolByCluster}); err != nil {
@@ -187,6 +193,8 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 		{ns.Informer(), s.handler(s.enqueueClusterForNamespace)},
 		{secret.Informer(), nil},
 		{configMap.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: s.enqueueClusterForRootCA}},
+		{pod.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: s.enqueueClusterForPod}},
+		{event.Informer(), nil},
 		{hostedSecret.Informer(), s.handler(s.enqueueClusterForSecret)},
 	}
 	for _, h := range handlers {

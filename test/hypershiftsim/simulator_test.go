@@ -11,6 +11,8 @@ import (
 	"encoding/pem"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -479,6 +481,207 @@ func TestSimulator(t *testing.T) {
 			t.Errorf("Degraded reason %q, want one that says what is wrong", reason)
 		}
 	})
+
+	t.Run("an available control plane has its pods Running and Ready, and the kubelet's Normal events", func(t *testing.T) {
+		t.Parallel()
+		hc := h.createHostedCluster(t, "sim-cppods", "mycluster", image4208)
+		h.waitFor(t, hostedClusters, hc, "Available=True", func(obj *unstructured.Unstructured) bool {
+			return conditionStatus(obj, "Available") == "True"
+		})
+		pods := h.waitForControlPlanePods(t, hc, "every container ready", func(pod *corev1.Pod) bool {
+			return podReady(pod) && pod.Status.Phase == corev1.PodRunning
+		})
+		for _, pod := range pods {
+			for _, cs := range pod.Status.ContainerStatuses {
+				if !cs.Ready || cs.State.Running == nil || cs.RestartCount != 0 || cs.Image != image4208 {
+					t.Errorf("pod %s container %s: ready %v, state %+v, restarts %d, image %s; want ready, running, no restart, the release image",
+						pod.Name, cs.Name, cs.Ready, cs.State, cs.RestartCount, cs.Image)
+				}
+			}
+		}
+
+		events := h.waitForEvents(t, hc, "the containers' Started events", func(events []corev1.Event) bool {
+			return findEvent(events, "Started", "etcd-0") != nil && findEvent(events, "Started", pods["kube-apiserver"].Name) != nil
+		})
+		for _, e := range events {
+			if e.Type != corev1.EventTypeNormal {
+				t.Errorf("event %s %s on %s/%s: %s, want only Normal events", e.Type, e.Reason, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+			}
+		}
+		if e := findEvent(events, "Started", "etcd-0"); e.Source.Component != "kubelet" || e.Message != "Started container etcd" || e.InvolvedObject.Kind != "Pod" {
+			t.Errorf("the Started event of etcd-0: %s from %s on %s, want \"Started container etcd\" from the kubelet on the Pod",
+				e.Message, e.Source.Component, e.InvolvedObject.Kind)
+		}
+	})
+
+	t.Run("a NeverAvailable control plane crash-loops kube-apiserver, with BackOff and HostedCluster warnings", func(t *testing.T) {
+		t.Parallel()
+		hc := h.createHostedCluster(t, "sim-cpstuck", neverAvailableName, image4208)
+		pods := h.waitForControlPlanePods(t, hc, "kube-apiserver crash-looping", func(pod *corev1.Pod) bool {
+			return pod.Labels["app"] != "kube-apiserver" || containerWaiting(pod, "kube-apiserver") == "CrashLoopBackOff"
+		})
+		kas := pods["kube-apiserver"]
+		if podReady(kas) || kas.Status.Phase != corev1.PodRunning {
+			t.Errorf("pod %s: phase %s, Ready %v; want Running and not Ready", kas.Name, kas.Status.Phase, podReady(kas))
+		}
+		for _, cs := range kas.Status.ContainerStatuses {
+			if cs.Name != "kube-apiserver" {
+				continue
+			}
+			if cs.Ready || cs.RestartCount < 1 || cs.LastTerminationState.Terminated == nil || cs.LastTerminationState.Terminated.ExitCode == 0 {
+				t.Errorf("container kube-apiserver: ready %v, restarts %d, last state %+v; want not ready, restarted, last terminated with an error",
+					cs.Ready, cs.RestartCount, cs.LastTerminationState)
+			}
+		}
+		if podReady(pods["etcd"]) {
+			t.Error("etcd-0 is Ready in a control plane whose etcd has no quorum")
+		}
+
+		events := h.waitForEvents(t, hc, "BackOff and the HostedCluster's warning", func(events []corev1.Event) bool {
+			return findEvent(events, "BackOff", kas.Name) != nil && findEvent(events, "WaitingForAvailable", hc.GetName()) != nil
+		})
+		backOff := findEvent(events, "BackOff", kas.Name)
+		if backOff.Type != corev1.EventTypeWarning || backOff.Source.Component != "kubelet" || backOff.Count < 1 ||
+			!strings.HasPrefix(backOff.Message, "Back-off restarting failed container kube-apiserver in pod "+kas.Name) {
+			t.Errorf("BackOff: %s from %s, count %d: %q; want a kubelet Warning that says kube-apiserver is restarted",
+				backOff.Type, backOff.Source.Component, backOff.Count, backOff.Message)
+		}
+		warning := findEvent(events, "WaitingForAvailable", hc.GetName())
+		if warning.Type != corev1.EventTypeWarning || warning.Source.Component != "hypershift-operator" || warning.InvolvedObject.Kind != "HostedCluster" ||
+			warning.InvolvedObject.Namespace != hc.GetNamespace() || !strings.Contains(warning.Message, "KubeAPIServerAvailable=False") {
+			t.Errorf("the HostedCluster's warning: %s from %s on %s %s/%s: %q; want a hypershift-operator Warning on the HostedCluster's failing condition",
+				warning.Type, warning.Source.Component, warning.InvolvedObject.Kind, warning.InvolvedObject.Namespace, warning.InvolvedObject.Name, warning.Message)
+		}
+
+		// Syncs of the HostedCluster add no event: a repeat updates the one there.
+		for i := range 3 {
+			h.update(t, hostedClusters, hc, func(obj *unstructured.Unstructured) {
+				obj.SetLabels(map[string]string{"resync": strconv.Itoa(i)})
+			})
+		}
+		time.Sleep(time.Second)
+		if again := h.listEvents(t, hc); len(again) != len(events) {
+			t.Errorf("%d events after three resyncs, want the %d there before", len(again), len(events))
+		}
+	})
+
+	t.Run("the control-plane pods go with their namespace, at once though no kubelet is there", func(t *testing.T) {
+		t.Parallel()
+		hc := h.createHostedCluster(t, "sim-cpdelete", "mycluster", image4208)
+		namespace := hypershiftsim.ControlPlaneNamespace(hc.GetNamespace(), hc.GetName())
+		h.waitForControlPlanePods(t, hc, "the pods", func(*corev1.Pod) bool { return true })
+		if err := mc.Dynamic.Resource(hostedClusters).Namespace(hc.GetNamespace()).Delete(t.Context(), hc.GetName(), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		h.waitGone(t, hostedClusters, hc)
+		ns, err := mc.Kube.CoreV1().Namespaces().Get(t.Context(), namespace, metav1.GetOptions{})
+		if err == nil && ns.DeletionTimestamp == nil {
+			t.Fatalf("the namespace %s is not being deleted", namespace)
+		}
+		// As the namespace controller empties it: a graceful delete that no kubelet has to confirm.
+		if err := mc.Kube.CoreV1().Pods(namespace).DeleteCollection(t.Context(), metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		left, err := mc.Kube.CoreV1().Pods(namespace).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left.Items) > 0 {
+			t.Errorf("%d pods are left after the namespace's delete, the first Terminating since %v", len(left.Items), left.Items[0].DeletionTimestamp)
+		}
+	})
+}
+
+// waitForControlPlanePods waits until hc's control-plane namespace has its three stand-in pods and done
+// says so of each, and returns them by app label.
+func (h *harness) waitForControlPlanePods(t *testing.T, hc *unstructured.Unstructured, what string, done func(*corev1.Pod) bool) map[string]*corev1.Pod {
+	t.Helper()
+	namespace := hypershiftsim.ControlPlaneNamespace(hc.GetNamespace(), hc.GetName())
+	var pods map[string]*corev1.Pod
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
+		list, err := h.mc.Kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		pods = map[string]*corev1.Pod{}
+		for i := range list.Items {
+			pod := &list.Items[i]
+			if !done(pod) {
+				return false, nil
+			}
+			pods[pod.Labels["app"]] = pod
+		}
+		return len(pods) == 3, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s of the pods in %s: %v\nlast seen: %v", what, namespace, err, pods)
+	}
+	uid := string(hc.GetUID())
+	for app, pod := range pods {
+		if want := hypershiftsim.ControlPlanePodName(uid, app); pod.Name != want {
+			t.Errorf("pod of app %s is %s, want %s", app, pod.Name, want)
+		}
+		if pod.Spec.NodeName != hypershiftsim.NodeName || len(pod.Spec.Containers) == 0 || pod.Spec.Containers[0].Name != app {
+			t.Errorf("pod %s: node %q, containers %v; want node %s and a first container named %s, as HyperShift's", pod.Name,
+				pod.Spec.NodeName, pod.Spec.Containers, hypershiftsim.NodeName, app)
+		}
+	}
+	if pods["etcd"].Name != "etcd-0" || !strings.HasPrefix(pods["kube-apiserver"].Name, "kube-apiserver-") ||
+		!strings.HasPrefix(pods["kube-controller-manager"].Name, "kube-controller-manager-") {
+		t.Errorf("pods %s, %s, %s; want etcd-0, kube-apiserver-<hash>, kube-controller-manager-<hash>",
+			pods["etcd"].Name, pods["kube-apiserver"].Name, pods["kube-controller-manager"].Name)
+	}
+	return pods
+}
+
+func (h *harness) listEvents(t *testing.T, hc *unstructured.Unstructured) []corev1.Event {
+	t.Helper()
+	list, err := h.mc.Kube.CoreV1().Events(hypershiftsim.ControlPlaneNamespace(hc.GetNamespace(), hc.GetName())).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// waitForEvents waits until done says so of the events of hc's control-plane namespace, and returns them.
+func (h *harness) waitForEvents(t *testing.T, hc *unstructured.Unstructured, what string, done func([]corev1.Event) bool) []corev1.Event {
+	t.Helper()
+	var events []corev1.Event
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, waitTimeout, true, func(context.Context) (bool, error) {
+		events = h.listEvents(t, hc)
+		return done(events), nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v\nlast seen: %+v", what, err, events)
+	}
+	return events
+}
+
+func findEvent(events []corev1.Event, reason, object string) *corev1.Event {
+	for i := range events {
+		if events[i].Reason == reason && events[i].InvolvedObject.Name == object {
+			return &events[i]
+		}
+	}
+	return nil
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func containerWaiting(pod *corev1.Pod, container string) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == container && cs.State.Waiting != nil {
+			return cs.State.Waiting.Reason
+		}
+	}
+	return ""
 }
 
 var (
