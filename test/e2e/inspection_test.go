@@ -61,16 +61,19 @@ func TestSREInspectsAStuckCluster(t *testing.T) {
 
 	const reason = "ICM-4711: dev-cluster has been Provisioning for an hour"
 	out, _ := inspect(t, s, "dev-cluster", "--reason", reason)
+	t.Logf("kubectl hcp inspect dev-cluster:\n%s", out)
 	for _, want := range []string{"Available", "False", "TYPE", "STATUS", "REASON", "MESSAGE"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl hcp inspect (hostedcluster) does not show %q:\n%s", want, out)
 		}
 	}
 	out, _ = inspect(t, s, "dev-cluster", "--view", "controlplane-pods", "--reason", reason)
+	t.Logf("kubectl hcp inspect dev-cluster --view controlplane-pods:\n%s", out)
 	if !containsLine(out, "kube-apiserver-", "CrashLoopBackOff") || !containsLine(out, "etcd-0", "Running") {
 		t.Errorf("kubectl hcp inspect --view controlplane-pods does not show kube-apiserver in CrashLoopBackOff and etcd running:\n%s", out)
 	}
 	out, _ = inspect(t, s, "dev-cluster", "--view", "events", "--reason", reason)
+	t.Logf("kubectl hcp inspect dev-cluster --view events:\n%s", out)
 	if !containsLine(out, "Warning", "BackOff") {
 		t.Errorf("kubectl hcp inspect --view events does not show the kube-apiserver's BackOff warning:\n%s", out)
 	}
