@@ -78,6 +78,16 @@ func TestSREInspectsAStuckCluster(t *testing.T) {
 		t.Errorf("kubectl hcp inspect --view events does not show the kube-apiserver's BackOff warning:\n%s", out)
 	}
 
+	// The test management cluster has no kubelet to serve a log: the inspection fails and says why.
+	_, stderr, err := runInspect(t, s, "dev-cluster", "--view", "logs", "--container", "kube-apiserver", "--reason", reason)
+	if err == nil || !strings.Contains(stderr, "could not read the logs view") || !strings.Contains(stderr, "kube-apiserver") {
+		t.Errorf("kubectl hcp inspect --view logs with no kubelet: %v, want it to fail saying the log could not be read:\n%s", err, stderr)
+	}
+	if out := s.mustKubectl(t, "get", "clusterinspections", "-o", "wide"); !containsLine(out, "dev-cluster", "events", "Answered", reason) ||
+		!containsLine(out, "dev-cluster", "logs", "Failed") {
+		t.Errorf("kubectl get clusterinspections -o wide does not show the answered events view with its reason and the failed logs view:\n%s", out)
+	}
+
 	// More events than an agent may report: the newest are shown, and the answer says what was left out.
 	message := strings.Repeat("the kube-apiserver could not reach etcd; ", 10)
 	for i := range 300 {
@@ -91,7 +101,7 @@ func TestSREInspectsAStuckCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out, stderr := inspect(t, s, "dev-cluster", "--view", "events", "--reason", reason)
+	out, stderr = inspect(t, s, "dev-cluster", "--view", "events", "--reason", reason)
 	if !containsLine(out, "Warning", "Unhealthy") || !strings.Contains(stderr, "truncated") {
 		t.Errorf("an events answer over the feedback limit is not cut with a marker on stderr:\n%s\nstderr:\n%s", out, stderr)
 	}
@@ -130,8 +140,8 @@ func TestSREInspectsAStuckCluster(t *testing.T) {
 				e.User.Username, e.Annotations, e.RequestObject)
 		}
 	}
-	if created != 5 {
-		t.Errorf("the audit log has %d creates of inspections, want the 5 made", created)
+	if created != 6 {
+		t.Errorf("the audit log has %d creates of inspections, want the 6 made", created)
 	}
 }
 
@@ -139,16 +149,24 @@ func TestSREInspectsAStuckCluster(t *testing.T) {
 // test when the command fails.
 func inspect(t *testing.T, s *server, cluster string, args ...string) (stdout, stderr string) {
 	t.Helper()
+	stdout, stderr, err := runInspect(t, s, cluster, args...)
+	if err != nil {
+		t.Fatalf("kubectl hcp inspect %s %s: %v\n%s\n%s", cluster, strings.Join(args, " "), err, stdout, stderr)
+	}
+	return stdout, stderr
+}
+
+// runInspect runs kubectl hcp inspect as the server's admin.
+func runInspect(t *testing.T, s *server, cluster string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "kubectl", append([]string{"hcp", "--kubeconfig", s.Kubeconfig, "-n", "default", "inspect", cluster}, args...)...)
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(framework.Command(t, "kubectl-hcp"))+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("kubectl hcp inspect %s %s: %v\n%s\n%s", cluster, strings.Join(args, " "), err, out.String(), errOut.String())
-	}
-	return out.String(), errOut.String()
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
 }
 
 // containsLine says whether one line of out holds every one of parts.
