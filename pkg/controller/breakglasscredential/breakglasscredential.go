@@ -97,14 +97,7 @@ func (a *adapter) Client(namespace string) bundle.Client[*v1alpha1.BreakglassCre
 // Consumer returns the consumer the credential's cluster is placed on; empty once the cluster is gone,
 // since the cluster's delete took its control plane, and the credential's approval, with it.
 func (a *adapter) Consumer(c *v1alpha1.BreakglassCredential) (string, error) {
-	cluster, err := a.clusters.HCPClusters(c.Namespace).Get(c.Spec.ClusterName)
-	if apierrors.IsNotFound(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return placement.Consumer(a.mcs, cluster)
+	return placement.ClusterConsumer(a.clusters, a.mcs, c.Namespace, c.Spec.ClusterName)
 }
 
 // Plan issues a Pending credential of a Succeeded cluster, and lets every other one live by the clock.

@@ -71,14 +71,7 @@ func (a *adapter) Client(namespace string) bundle.Client[*v1alpha1.ClusterInspec
 
 // Consumer returns the consumer the inspected cluster is placed on; empty once the cluster is gone.
 func (a *adapter) Consumer(ci *v1alpha1.ClusterInspection) (string, error) {
-	cluster, err := a.clusters.HCPClusters(ci.Namespace).Get(ci.Spec.ClusterName)
-	if apierrors.IsNotFound(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return placement.Consumer(a.mcs, cluster)
+	return placement.ClusterConsumer(a.clusters, a.mcs, ci.Namespace, ci.Spec.ClusterName)
 }
 
 // Plan asks the management cluster once, keeps the answer until the inspection expires, and then

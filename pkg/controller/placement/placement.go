@@ -214,3 +214,16 @@ func Consumer(mcs listers.ManagementClusterLister, cluster *v1alpha1.HCPCluster)
 	}
 	return mc.Spec.ConsumerName, nil
 }
+
+// ClusterConsumer returns the consumer of the cluster namespace/name: empty while it is not placed, and once
+// it is gone, since its delete took its control plane, and all that was delivered for it, with it.
+func ClusterConsumer(clusters listers.HCPClusterLister, mcs listers.ManagementClusterLister, namespace, name string) (string, error) {
+	cluster, err := clusters.HCPClusters(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return Consumer(mcs, cluster)
+}
