@@ -84,6 +84,10 @@ func (c *ResourceGroupsClient) EnsureResourceGroup(ctx context.Context, subscrip
 	if !ownedBy(existing, clusterID) {
 		return false, &NotOursError{ResourceID: resourceGroupID(subscriptionID, name), Tags: existing}
 	}
+	if got.Properties != nil && got.Properties.ProvisioningState != nil && strings.EqualFold(*got.Properties.ProvisioningState, "Deleting") {
+		// A PUT now would fail, or race the delete; the caller retries once the group is gone.
+		return false, fmt.Errorf("resource group %s is being deleted; it is created again once it is gone", resourceGroupID(subscriptionID, name))
+	}
 	if got.Location != nil && !strings.EqualFold(normalizeLocation(*got.Location), normalizeLocation(location)) {
 		return false, fmt.Errorf("resource group %s is in %s, not %s: a group cannot move, so delete it or choose another name",
 			resourceGroupID(subscriptionID, name), *got.Location, location)
