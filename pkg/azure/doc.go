@@ -6,7 +6,7 @@
 //     resource group in the customer's subscription, tagged with OwnershipTag, and deletes it as a
 //     long-running operation a restarted server can resume. It never adopts or deletes a group
 //     whose tag names another cluster, or none.
-//   - IdentitiesClient (armmsi, api-version 2024-11-30; armauthorization/v2, api-version
+//   - IdentitiesClient (armmsi pinned to api-version 2023-01-31; armauthorization/v2, api-version
 //     2022-04-01) reads the customer's operator managed identities and finds the roles they lack.
 //   - DNSClient (Azure DNS, api-version 2018-05-01) reads the service's regional zone and writes
 //     the API and *.apps record sets and a custom domain's NS delegation, with ETags so that

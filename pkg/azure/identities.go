@@ -23,8 +23,14 @@ type IdentitiesClient struct {
 	bySubscription map[string]*armmsi.UserAssignedIdentitiesClient
 }
 
+// identityAPIVersion pins the managed-identity API to 2023-01-31, the contract this package is
+// checked against; armmsi v1.3.0 would send 2024-11-30, whose identity has the same shape.
+const identityAPIVersion = "2023-01-31"
+
 func newIdentitiesClient(cred azcore.TokenCredential, options *arm.ClientOptions, roles *armauthorization.RoleAssignmentsClient) *IdentitiesClient {
-	return &IdentitiesClient{cred: cred, options: options, roles: roles, bySubscription: map[string]*armmsi.UserAssignedIdentitiesClient{}}
+	pinned := *options
+	pinned.APIVersion = identityAPIVersion
+	return &IdentitiesClient{cred: cred, options: &pinned, roles: roles, bySubscription: map[string]*armmsi.UserAssignedIdentitiesClient{}}
 }
 
 // IdentityNotFoundError says that a managed identity the customer named does not exist, or the

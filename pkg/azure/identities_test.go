@@ -25,7 +25,7 @@ func TestGetIdentity(t *testing.T) {
 	if err != nil || principal != "p-1" || client != "c-1" {
 		t.Errorf("GetIdentity = %q, %q, %v; want p-1, c-1", principal, client, err)
 	}
-	wantRequests(t, f.sent(), "GET "+id+"?api-version=2024-11-30")
+	wantRequests(t, f.sent(), "GET "+id+"?api-version=2023-01-31")
 
 	gone := strings.Replace(id, "ingress", "gone", 1)
 	_, _, err = c.Identities.GetIdentity(context.Background(), gone)
