@@ -319,3 +319,29 @@ func sortedIDs(ids []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+func TestThrottledCreateIsRetriedAndHappensOnce(t *testing.T) {
+	srv := start(t, Options{})
+	groups, err := armresources.NewResourceGroupsClient(subscription, srv.credential(t), srv.armOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/subscriptions/" + subscription + "/resourcegroups/managed-c1"
+	srv.Throttle(http.MethodPut, path, 2, time.Second)
+	start := time.Now()
+	if _, err := groups.CreateOrUpdate(t.Context(), "managed-c1", armresources.ResourceGroup{Location: to.Ptr("eastus")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited < 2*time.Second {
+		t.Errorf("the SDK retried after %v, sooner than the two Retry-After: 1 answers asked", waited)
+	}
+	var puts []int
+	for _, r := range srv.Requests() {
+		if r.Method == http.MethodPut {
+			puts = append(puts, r.Status)
+		}
+	}
+	if len(puts) != 3 || puts[0] != http.StatusTooManyRequests || puts[1] != http.StatusTooManyRequests || puts[2] != http.StatusCreated {
+		t.Errorf("PUT answers %v, want [429 429 201]: two throttled, then one create", puts)
+	}
+}
