@@ -41,6 +41,8 @@ type Zone struct {
 	Properties ZoneProperties    `json:"properties"`
 }
 
+// ZoneProperties are what Azure DNS reports of a zone; NameServers are the ones a parent zone
+// delegates to.
 type ZoneProperties struct {
 	MaxNumberOfRecordSets int64    `json:"maxNumberOfRecordSets,omitempty"`
 	NumberOfRecordSets    int64    `json:"numberOfRecordSets,omitempty"`
@@ -71,6 +73,8 @@ type RecordSetProperties struct {
 	TXTRecords        []TXTRecord       `json:"TXTRecords,omitempty"`
 }
 
+// ARecord, AAAARecord, CNAMERecord, NSRecord and TXTRecord are the records of those types, spelt
+// as the API spells them.
 type ARecord struct {
 	IPv4Address string `json:"ipv4Address,omitempty"`
 }

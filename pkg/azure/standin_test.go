@@ -102,7 +102,7 @@ userAgent: hcp-apiserver
 	if err != nil || zone.Name != "eastus.hcp.example.com" {
 		t.Fatalf("GetZone = %+v, %v", zone, err)
 	}
-	srv.Throttle("PUT", strings.Replace(zoneID, "dnszones", "dnsZones", 1)+"/A/", 1, time.Second)
+	srv.Throttle("PUT", zoneID+"/A/", 1, time.Second)
 	record := azure.RecordSet{Properties: azure.RecordSetProperties{TTL: 300, ARecords: []azure.ARecord{{IPv4Address: "20.1.2.3"}},
 		Metadata: map[string]string{azure.OwnershipTag: cluster}}}
 	created, err := c.DNS.PutRecordSet(ctx, zoneID, azure.RecordTypeA, "api.c1", record, "", true)
