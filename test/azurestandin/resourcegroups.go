@@ -3,6 +3,7 @@ package azurestandin
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,10 +21,6 @@ type ResourceGroup struct {
 	Deleting bool
 }
 
-type resourceGroup struct {
-	ResourceGroup
-}
-
 // deletion is an asynchronous deletion of a resource group, polled at its operation result.
 type deletion struct {
 	groupKey string
@@ -39,14 +36,16 @@ func (s *Server) ResourceGroup(id string) (ResourceGroup, bool) {
 	if !ok {
 		return ResourceGroup{}, false
 	}
-	return g.ResourceGroup, true
+	out := *g
+	out.Tags = maps.Clone(g.Tags)
+	return out, true
 }
 
 func resourceGroupID(p map[string]string) string {
 	return "/subscriptions/" + p["subscriptionId"] + "/resourceGroups/" + p["resourceGroupName"]
 }
 
-func (g *resourceGroup) body() map[string]any {
+func (g *ResourceGroup) body() map[string]any {
 	state := "Succeeded"
 	if g.Deleting {
 		state = "Deleting"
@@ -95,7 +94,7 @@ func (s *Server) putResourceGroup(w http.ResponseWriter, r *http.Request, p map[
 		g.Tags, g.ManagedBy = in.Tags, in.ManagedBy
 		writeJSON(w, http.StatusOK, g.body())
 	default:
-		g = &resourceGroup{ResourceGroup{ID: id, Name: p["resourceGroupName"], Location: normalizeLocation(in.Location), Tags: in.Tags, ManagedBy: in.ManagedBy}}
+		g = &ResourceGroup{ID: id, Name: p["resourceGroupName"], Location: normalizeLocation(in.Location), Tags: in.Tags, ManagedBy: in.ManagedBy}
 		s.groups[key] = g
 		writeJSON(w, http.StatusCreated, g.body())
 	}

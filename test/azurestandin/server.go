@@ -56,7 +56,7 @@ type Server struct {
 	violations      []Violation
 	responseFaults  []string
 	faults          []*fault
-	groups          map[string]*resourceGroup
+	groups          map[string]*ResourceGroup
 	deletions       map[string]*deletion
 	identities      map[string]Identity
 	roleAssignments map[string]RoleAssignment
@@ -124,7 +124,7 @@ func Start(t testing.TB, opts Options) *Server {
 		contract:        c,
 		closing:         make(chan struct{}),
 		tokens:          map[string]time.Time{},
-		groups:          map[string]*resourceGroup{},
+		groups:          map[string]*ResourceGroup{},
 		deletions:       map[string]*deletion{},
 		identities:      map[string]Identity{},
 		roleAssignments: map[string]RoleAssignment{},
