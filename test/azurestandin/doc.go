@@ -14,7 +14,8 @@
 //     with a Location to poll, which answers 202 until the group is gone (Options say after how many
 //     polls or how long), then 200.
 //   - User-assigned managed identities (ManagedIdentity.json, 2023-01-31): GET of those the test
-//     made with AddIdentity.
+//     made with AddIdentity. armmsi v1.3.0 sends api-version 2024-11-30, which has no document
+//     here, so its clients need arm.ClientOptions.APIVersion "2023-01-31" to be served.
 //   - Role assignments (authorization-RoleAssignmentsCalls.json, 2022-04-01): list at a scope with
 //     the $filter terms atScope(), assignedTo('id') and principalId eq 'id' (assignments above the
 //     scope apply to it, as in Azure), and GET, PUT and DELETE by name; AddRoleAssignment seeds them.
