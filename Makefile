@@ -43,9 +43,7 @@ FUZZ_TARGETS := \
 	./pkg/armshim/conversion:FuzzExternalAuthRequest
 fuzz:
 	@for target in $(FUZZ_TARGETS); do \
-		pkg=$${target%%:*}; name=$${target##*:}; \
-		echo "$(GO) test -run '^$$' -fuzz '^$$name\$$' -fuzztime $(FUZZ_TIME) $$pkg"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZ_TIME) $$pkg || exit 1; \
+		GO=$(GO) bash hack/fuzz.sh "$${target%%:*}" "$${target##*:}" $(FUZZ_TIME) || exit 1; \
 	done
 
 # Debian packages (protoc, Mosquitto), then kube-apiserver and etcd built from the module
