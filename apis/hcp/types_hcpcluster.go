@@ -292,7 +292,8 @@ type HCPClusterStatus struct {
 	// provisioningState is Accepted, Provisioning, Updating, Deleting, Succeeded, Failed or Canceled.
 	// +optional
 	ProvisioningState ProvisioningState `json:"provisioningState,omitempty"`
-	// conditions are Placed, VersionResolved, Delivered, Available, Progressing and Degraded.
+	// conditions are Placed, VersionResolved, Delivered, Available, Progressing and Degraded, and the Azure
+	// side's AzureIdentitiesValid and ManagedResourceGroupReady.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -229,3 +229,13 @@ func parseZoneID(id string) (*arm.ResourceID, error) {
 	}
 	return rid, nil
 }
+
+// DNSZoneName is the name of the service's regional zone, the domain the clusters' domains are made
+// in; empty when DNSZoneResourceID names no zone.
+func (c *Config) DNSZoneName() string {
+	rid, err := parseZoneID(c.DNSZoneResourceID)
+	if err != nil {
+		return ""
+	}
+	return rid.Name
+}

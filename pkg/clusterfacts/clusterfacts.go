@@ -31,6 +31,9 @@ type Settings struct {
 	// OIDCIssuerBaseURL is where the clusters' OIDC issuers are published, one path per cluster ID;
 	// https://oidc.<DNSZone> when empty.
 	OIDCIssuerBaseURL string
+	// Azure says the service provisions each cluster's Azure side (hcp-apiserver's --azure-config);
+	// without it a new cluster's Azure conditions say AzureDisabled.
+	Azure bool
 }
 
 // Complete fills what the settings leave out with the defaults.

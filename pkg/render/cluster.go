@@ -275,7 +275,7 @@ func azurePlatform(c *v1alpha1.HCPCluster, ids *identities, o Options) (*hyperv1
 
 	azure := &hyperv1.AzurePlatformSpec{
 		Location:          spec.Location,
-		ResourceGroupName: managedResourceGroup(c),
+		ResourceGroupName: ManagedResourceGroup(c),
 		VnetID:            subnet.ancestor(1),
 		SubnetID:          subnet.String(),
 		SubscriptionID:    spec.Azure.SubscriptionID,
@@ -294,10 +294,10 @@ func azurePlatform(c *v1alpha1.HCPCluster, ids *identities, o Options) (*hyperv1
 	return azure, nil
 }
 
-// managedResourceGroup is the resource group the cluster's Azure resources are made in. The API
+// ManagedResourceGroup is the resource group the cluster's Azure resources are made in. The API
 // fills it on create; a cluster without one gets the name ARO HCP would give it, which depends
-// on the cluster alone so that every render agrees.
-func managedResourceGroup(c *v1alpha1.HCPCluster) string {
+// on the cluster alone so that every render, and the controller that makes the group, agree.
+func ManagedResourceGroup(c *v1alpha1.HCPCluster) string {
 	if rg := c.Spec.Platform.ManagedResourceGroup; rg != "" {
 		return rg
 	}

@@ -59,3 +59,11 @@ func (s *Server) getIdentity(w http.ResponseWriter, r *http.Request, p map[strin
 		},
 	})
 }
+
+// Identity returns the user-assigned identity of that resource ID, as AddIdentity made it.
+func (s *Server) Identity(resourceID string) (Identity, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.identities[strings.ToLower(resourceID)]
+	return id, ok
+}

@@ -28,6 +28,21 @@ const (
 	ConditionRevokingCredentials = "RevokingCredentials"
 )
 
+// Conditions of an HCPCluster's Azure side, which the service provisions when it runs with
+// --azure-config. A cluster is delivered once its identities are valid and its managed resource group
+// is ready.
+const (
+	// ConditionAzureIdentitiesValid is True once every managed identity the cluster names exists and
+	// its control plane's identities hold the roles the service requires on its network.
+	ConditionAzureIdentitiesValid = "AzureIdentitiesValid"
+	// ConditionManagedResourceGroupReady is True once the cluster's managed resource group exists,
+	// made and tagged by the service for this cluster.
+	ConditionManagedResourceGroupReady = "ManagedResourceGroupReady"
+	// ReasonAzureDisabled is the reason of the two conditions above, True, when the server runs
+	// without --azure-config: it provisions nothing in Azure and checks nothing there.
+	ReasonAzureDisabled = "AzureDisabled"
+)
+
 // ConditionAgentConnected is True while the Maestro source hears from a ManagementCluster's agent.
 const ConditionAgentConnected = "AgentConnected"
 
@@ -78,6 +93,11 @@ const ARMSubscriptionLabel = "hcp.aro.azure.com/arm-subscription"
 // DeliveryFinalizer keeps a deleted HCPCluster or NodePool until the objects delivered for it are gone
 // from its management cluster.
 const DeliveryFinalizer = "hcp.aro.azure.com/delivery"
+
+// ManagedResourceGroupFinalizer keeps a deleted HCPCluster until its managed resource group is deleted,
+// which waits for its control plane to be gone. It is on the clusters of a service that provisions
+// Azure (--azure-config).
+const ManagedResourceGroupFinalizer = "hcp.aro.azure.com/managed-resource-group"
 
 // ExperimentalFeaturesAnnotation, set to "true" on an HCPCluster, lets it use the candidate and
 // nightly channel groups.

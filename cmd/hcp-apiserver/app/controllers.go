@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/leaderterm"
@@ -17,15 +18,19 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/aro-hcp/hcp-apiserver/pkg/azure"
+	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/armnotification"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/armoperation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/armsubscription"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/azureidentities"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/breakglasscredential"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterinspection"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/credentialrevocation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/externalauth"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/hcpcluster"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/managedresourcegroup"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/managementcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/nodepool"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/openshiftversion"
@@ -60,6 +65,15 @@ type ControllerOptions struct {
 	BreakglassRetention time.Duration
 	// ARMOperationRetention is how long an ended ARMOperation is kept, from when it was created.
 	ARMOperationRetention time.Duration
+	// AzureConfigFile names the Azure configuration (pkg/azure.Config); empty, the server provisions
+	// nothing in Azure and the clusters' Azure conditions say AzureDisabled.
+	AzureConfigFile string
+	// AzureRecheckInterval is how often a cluster refused for its identities, or waiting on Azure, is
+	// looked at again.
+	AzureRecheckInterval time.Duration
+
+	// azure are the clients of the Azure that AzureConfigFile names, made by Validate.
+	azure *azure.Clients
 }
 
 func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
@@ -81,6 +95,12 @@ func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 		"How long a break-glass credential may wait for its management cluster to sign it before it is Failed.")
 	fs.DurationVar(&c.BreakglassRetention, "breakglass-retention", c.BreakglassRetention,
 		"How long an Expired, Revoked or Failed break-glass credential is kept before it is deleted.")
+	fs.StringVar(&c.AzureConfigFile, "azure-config", c.AzureConfigFile,
+		"A YAML or JSON file saying which Azure cloud, tenant, service subscription, regional DNS zone and credential the service "+
+			"provisions clusters' managed resource groups and DNS records with, and checks their managed identities against. "+
+			"Without it the service touches no Azure resource and the clusters' Azure conditions say AzureDisabled.")
+	fs.DurationVar(&c.AzureRecheckInterval, "azure-recheck-interval", c.AzureRecheckInterval,
+		"How often a cluster refused for its managed identities, or waiting on Azure, is checked again.")
 	fs.DurationVar(&c.ARMOperationRetention, "arm-operation-retention", c.ARMOperationRetention,
 		"How long after it was created an ended ARMOperation (Succeeded, Failed or Canceled) is deleted; ARM keeps operations 7 days.")
 }
@@ -112,6 +132,24 @@ func (c *ControllerOptions) Validate() []error {
 	}
 	if c.ARMOperationRetention <= 0 {
 		errs = append(errs, fmt.Errorf("--arm-operation-retention must be positive"))
+	}
+	if c.AzureRecheckInterval <= 0 {
+		errs = append(errs, fmt.Errorf("--azure-recheck-interval must be positive"))
+	}
+	if c.AzureConfigFile != "" {
+		cfg, err := azure.Load(c.AzureConfigFile)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--azure-config: %w", err))
+		} else if zone, want := cfg.DNSZoneName(), c.serviceFacts().Complete().DNSZone; !strings.EqualFold(zone, want) {
+			errs = append(errs, fmt.Errorf("--azure-config: dnsZoneResourceID names the zone %s, but the clusters' domains are made in %s (--dns-zone)", zone, want))
+			cfg = nil
+		}
+		if cfg != nil {
+			// The credential's files are read now, so that a missing one stops the server at start.
+			if c.azure, err = azure.NewClients(cfg); err != nil {
+				errs = append(errs, fmt.Errorf("--azure-config: %w", err))
+			}
+		}
 	}
 	return errs
 }
@@ -158,6 +196,13 @@ func (o *ControllerOptions) serviceOptions() render.Options {
 		ManagedIdentitiesKeyVault: o.ManagedIdentitiesKeyVault, ManagedIdentitiesTenantID: o.ManagedIdentitiesTenantID}
 }
 
+// serviceFacts are the service's settings a new cluster's stored facts follow from.
+func (o *ControllerOptions) serviceFacts() clusterfacts.Settings {
+	facts := o.serviceOptions().Facts()
+	facts.Azure = o.AzureConfigFile != ""
+	return facts
+}
+
 // start runs the cluster controllers on the server's loopback client until ctx ends, on the server's
 // shared informers (see pkg/controller/leaderterm); informers that only the controllers read start with them and run
 // until serverDone. src is nil when Maestro is off.
@@ -202,9 +247,23 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	}
 	gate := bundle.NewOfferGate(publisher.SetSynced)
 	clusters, err := hcpcluster.New(client, clusterInformer, mcInformer, poolInformer, authInformer, credentialInformer,
-		catalog, bundle.Gate(publisher, gate), hcpcluster.Options{Render: renderOptions, CreateDeadline: o.CreateDeadline})
+		catalog, bundle.Gate(publisher, gate), hcpcluster.Options{Render: renderOptions, CreateDeadline: o.CreateDeadline, Azure: o.azure != nil})
 	if err != nil {
 		return err
+	}
+	var azureControllers []func(context.Context, int)
+	if o.azure != nil {
+		identities, err := azureidentities.New(client, clusterInformer, o.azure.Identities, o.AzureRecheckInterval)
+		if err != nil {
+			return err
+		}
+		groups, err := managedresourcegroup.New(client, clusterInformer, o.azure.ResourceGroups, managedresourcegroup.Options{
+			PollInterval: o.AzureRecheckInterval, Tags: map[string]string{"aro-hcp.environment": o.Environment},
+		})
+		if err != nil {
+			return err
+		}
+		azureControllers = append(azureControllers, identities.Run, groups.Run)
 	}
 	pools, err := nodepool.New(client, poolInformer, clusterInformer, mcInformer, catalog,
 		bundle.Gate(publisher, gate), renderOptions)
@@ -265,5 +324,8 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	go operations.Run(ctx, 2)
 	go subscriptions.Run(ctx, 1)
 	go notifications.Run(ctx, 2)
+	for _, run := range azureControllers {
+		go run(ctx, 2)
+	}
 	return nil
 }

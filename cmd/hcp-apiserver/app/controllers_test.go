@@ -15,7 +15,8 @@ import (
 func TestServiceSettingsFlags(t *testing.T) {
 	o := &ControllerOptions{Environment: "prod", DNSZone: "hcp.contoso.example", OIDCIssuerBaseURL: "https://issuer.contoso.example",
 		ManagedIdentitiesKeyVault: "mi-vault", ManagedIdentitiesTenantID: "7d3e9f1a-2b3c-4d5e-9f0a-1b2c3d4e5f6a",
-		CreateDeadline: time.Hour, BreakglassIssueTimeout: time.Minute, BreakglassRetention: time.Hour, ARMOperationRetention: time.Hour}
+		CreateDeadline: time.Hour, BreakglassIssueTimeout: time.Minute, BreakglassRetention: time.Hour, ARMOperationRetention: time.Hour,
+		AzureRecheckInterval: time.Minute}
 	if errs := o.Validate(); len(errs) > 0 {
 		t.Fatalf("valid settings refused: %v", errs)
 	}

@@ -84,7 +84,7 @@ func NewOptions() *Options {
 		Controllers: ControllerOptions{
 			Environment: render.DefaultEnvironment, CreateDeadline: time.Hour,
 			BreakglassIssueTimeout: breakglasscredential.DefaultIssueTimeout, BreakglassRetention: breakglasscredential.DefaultRetention,
-			ARMOperationRetention: armoperation.DefaultRetention,
+			ARMOperationRetention: armoperation.DefaultRetention, AzureRecheckInterval: 30 * time.Second,
 		},
 	}
 	// The service's plugins run after the standard ones and are on by default.
@@ -328,7 +328,7 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 			Claims:                             claims.New(etcdClient),
 			MaxBreakglassCredentialsPerCluster: o.MaxBreakglassCredentialsPerCluster,
 			Catalog:                            catalog,
-			Service:                            ptr.To(o.Controllers.serviceOptions().Facts()),
+			Service:                            ptr.To(o.Controllers.serviceFacts()),
 		},
 	}, nil
 }

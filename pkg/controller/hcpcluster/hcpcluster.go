@@ -39,6 +39,9 @@ type Options struct {
 	Render render.Options
 	// CreateDeadline is how long a cluster may take to become Succeeded before it is Failed.
 	CreateDeadline time.Duration
+	// Azure says the service provisions the clusters' Azure side: a cluster is delivered only once its
+	// identities are valid for its generation and its managed resource group is ready.
+	Azure bool
 }
 
 // adapter delivers HCPClusters.
@@ -109,6 +112,15 @@ func (a *adapter) Plan(cluster *v1alpha1.HCPCluster, consumer string) (bundle.Pl
 			return a.report(cluster, report, reported, consumer)
 		},
 	}
+	if a.opts.Azure {
+		if waiting := awaitedAzure(cluster); waiting != "" {
+			plan.Wait = func(cluster *v1alpha1.HCPCluster) {
+				clusterstatus.SetCondition(cluster, v1alpha1.ConditionDelivered, metav1.ConditionFalse, ReasonAwaitingAzure,
+					"the cluster is delivered once "+waiting)
+			}
+			return plan, nil
+		}
+	}
 	resolved := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionVersionResolved)
 	if resolved == nil || resolved.Status != metav1.ConditionTrue || resolved.ObservedGeneration != cluster.Generation {
 		return plan, nil
@@ -129,6 +141,24 @@ func (a *adapter) Plan(cluster *v1alpha1.HCPCluster, consumer string) (bundle.Pl
 		return render.ClusterBundle(render.ClusterInput{Cluster: cluster, ReleaseImage: image, ExternalAuth: auth}, a.opts.Render)
 	}
 	return plan, nil
+}
+
+// ReasonAwaitingAzure is the reason of Delivered while the cluster's Azure side is not ready.
+const ReasonAwaitingAzure = "AwaitingAzure"
+
+// awaitedAzure says what of the cluster's Azure side delivery waits for; empty when nothing.
+func awaitedAzure(cluster *v1alpha1.HCPCluster) string {
+	// A cluster created while the service provisioned no Azure says AzureDisabled: it was never checked.
+	identities := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionAzureIdentitiesValid)
+	if identities == nil || identities.Status != metav1.ConditionTrue || identities.Reason == v1alpha1.ReasonAzureDisabled ||
+		identities.ObservedGeneration != cluster.Generation {
+		return "its managed identities are valid (" + v1alpha1.ConditionAzureIdentitiesValid + ")"
+	}
+	group := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionManagedResourceGroupReady)
+	if group == nil || group.Status != metav1.ConditionTrue || group.Reason == v1alpha1.ReasonAzureDisabled {
+		return "its managed resource group is ready (" + v1alpha1.ConditionManagedResourceGroupReady + ")"
+	}
+	return ""
 }
 
 // externalAuth returns the identity provider the cluster's HostedCluster carries: its live ExternalAuth,

@@ -29,10 +29,15 @@ import (
 // informer store is returned too, for a test to change what the controller sees.
 func newTestController(t *testing.T, publisher *controllertest.RecordingPublisher, cluster *v1alpha1.HCPCluster, mc *v1alpha1.ManagementCluster) (*bundle.Reconciler[*v1alpha1.HCPCluster], *fake.Clientset, cache.Indexer) {
 	t.Helper()
+	return newTestControllerWith(t, Options{CreateDeadline: time.Hour}, publisher, cluster, mc)
+}
+
+func newTestControllerWith(t *testing.T, opts Options, publisher *controllertest.RecordingPublisher, cluster *v1alpha1.HCPCluster, mc *v1alpha1.ManagementCluster) (*bundle.Reconciler[*v1alpha1.HCPCluster], *fake.Clientset, cache.Indexer) {
+	t.Helper()
 	client := fake.NewClientset(cluster, mc)
 	hcp := informers.NewSharedInformerFactory(client, 0).Hcp().V1alpha1()
 	c, err := New(client, hcp.HCPClusters(), hcp.ManagementClusters(), hcp.NodePools(), hcp.ExternalAuths(), hcp.BreakglassCredentials(),
-		versioncatalog.Default(), publisher, Options{CreateDeadline: time.Hour})
+		versioncatalog.Default(), publisher, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +79,62 @@ func TestNothingPublishedBeforeTheVersionIsResolvedForTheGeneration(t *testing.T
 	}
 	if len(publisher.Applied) != 0 {
 		t.Fatalf("published %v before generation 2's version was resolved", publisher.Applied)
+	}
+}
+
+// A service that provisions Azure delivers a cluster only once its identities are valid for its
+// generation and its managed resource group is ready; the cluster's Delivered says which it waits for.
+func TestNothingPublishedBeforeTheAzureSideIsReady(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		conditions []metav1.Condition
+		// waiting is what Delivered says the cluster waits for; empty when it is delivered.
+		waiting string
+	}{
+		{name: "nothing checked yet", waiting: v1alpha1.ConditionAzureIdentitiesValid},
+		{name: "identities refused", conditions: []metav1.Condition{
+			{Type: v1alpha1.ConditionAzureIdentitiesValid, Status: metav1.ConditionFalse, Reason: "RoleAssignmentMissing", ObservedGeneration: 1},
+		}, waiting: v1alpha1.ConditionAzureIdentitiesValid},
+		{name: "identities valid for an older generation", conditions: []metav1.Condition{
+			{Type: v1alpha1.ConditionAzureIdentitiesValid, Status: metav1.ConditionTrue, Reason: "IdentitiesValid", ObservedGeneration: 0},
+			{Type: v1alpha1.ConditionManagedResourceGroupReady, Status: metav1.ConditionTrue, Reason: "Created"},
+		}, waiting: v1alpha1.ConditionAzureIdentitiesValid},
+		{name: "created while Azure was disabled", conditions: []metav1.Condition{
+			{Type: v1alpha1.ConditionAzureIdentitiesValid, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonAzureDisabled, ObservedGeneration: 1},
+			{Type: v1alpha1.ConditionManagedResourceGroupReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonAzureDisabled, ObservedGeneration: 1},
+		}, waiting: v1alpha1.ConditionAzureIdentitiesValid},
+		{name: "group not made yet", conditions: []metav1.Condition{
+			{Type: v1alpha1.ConditionAzureIdentitiesValid, Status: metav1.ConditionTrue, Reason: "IdentitiesValid", ObservedGeneration: 1},
+			{Type: v1alpha1.ConditionManagedResourceGroupReady, Status: metav1.ConditionFalse, Reason: "AzureError"},
+		}, waiting: v1alpha1.ConditionManagedResourceGroupReady},
+		{name: "ready", conditions: []metav1.Condition{
+			{Type: v1alpha1.ConditionAzureIdentitiesValid, Status: metav1.ConditionTrue, Reason: "IdentitiesValid", ObservedGeneration: 1},
+			{Type: v1alpha1.ConditionManagedResourceGroupReady, Status: metav1.ConditionTrue, Reason: "Created"},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			publisher := controllertest.NewRecordingPublisher()
+			cluster, mc := placedCluster()
+			cluster.Status.Conditions = append(cluster.Status.Conditions, tc.conditions...)
+			c, client, _ := newTestControllerWith(t, Options{CreateDeadline: time.Hour, Azure: true}, publisher, cluster, mc)
+			if _, err := c.Sync(context.Background(), "ns/dev"); err != nil {
+				t.Fatal(err)
+			}
+			if published := publisher.Applied["consumer-1/uid-1"] == 1; published != (tc.waiting == "") {
+				t.Fatalf("published %v; want the bundle published only when the Azure side is ready", publisher.Applied)
+			}
+			if tc.waiting == "" {
+				return
+			}
+			got, err := client.HcpV1alpha1().HCPClusters("ns").Get(context.Background(), "dev", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			delivered := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionDelivered)
+			if delivered == nil || delivered.Status != metav1.ConditionFalse || delivered.Reason != ReasonAwaitingAzure || !strings.Contains(delivered.Message, tc.waiting) {
+				t.Errorf("Delivered %+v, want False %s naming %s", delivered, ReasonAwaitingAzure, tc.waiting)
+			}
+		})
 	}
 }
 

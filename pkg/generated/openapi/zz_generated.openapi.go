@@ -2239,7 +2239,7 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_HCPClusterStatus(ref common.Referenc
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "conditions are Placed, VersionResolved, Delivered, Available, Progressing and Degraded.",
+							Description: "conditions are Placed, VersionResolved, Delivered, Available, Progressing and Degraded, and the Azure side's AzureIdentitiesValid and ManagedResourceGroupReady.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -63,6 +64,11 @@ func NewStrategy(typer runtime.ObjectTyper, catalog *versioncatalog.Catalog, ser
 		}
 		if service != nil {
 			setAddresses(obj, *service)
+			if service.Azure {
+				hcpregistry.AddFinalizer(obj, hcp.ManagedResourceGroupFinalizer)
+			} else {
+				setAzureDisabled(obj)
+			}
 		}
 	}
 	k.Validate = func(obj *hcp.HCPCluster) field.ErrorList {
@@ -88,6 +94,17 @@ func setAddresses(obj *hcp.HCPCluster, service clusterfacts.Settings) {
 		return // a cluster without addresses gets them from its controller
 	}
 	obj.Status.API.URL, obj.Status.Console.URL, obj.Status.IssuerURL = a.API, a.Console, a.Issuer
+}
+
+// setAzureDisabled says in a new cluster's conditions that the service provisions and checks nothing of
+// its Azure side, in the create's own write: a server without Azure adds no write to a create.
+func setAzureDisabled(obj *hcp.HCPCluster) {
+	const message = "hcp-apiserver runs without --azure-config: the service neither checks nor provisions this cluster's Azure resources"
+	for _, t := range []string{hcp.ConditionAzureIdentitiesValid, hcp.ConditionManagedResourceGroupReady} {
+		meta.SetStatusCondition(&obj.Status.Conditions, metav1.Condition{
+			Type: t, Status: metav1.ConditionTrue, Reason: hcp.ReasonAzureDisabled, Message: message, ObservedGeneration: obj.Generation,
+		})
+	}
 }
 
 // resolveVersion sets status.version.desired and VersionResolved, as the version controller does.

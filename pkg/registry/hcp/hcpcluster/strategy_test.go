@@ -37,6 +37,32 @@ func TestCreateAcceptsAndStartsGeneration(t *testing.T) {
 	}
 }
 
+// A service without Azure says so in a new cluster's Azure conditions, in the create's write; one with
+// Azure keeps the cluster until its managed resource group is gone.
+func TestCreateSaysWhatOfAzureIsDone(t *testing.T) {
+	c := validCluster(t)
+	NewStrategy(registrytest.Scheme, nil, &clusterfacts.Settings{}).PrepareForCreate(context.Background(), c)
+	for _, condition := range []string{hcp.ConditionAzureIdentitiesValid, hcp.ConditionManagedResourceGroupReady} {
+		if got := meta.FindStatusCondition(c.Status.Conditions, condition); got == nil || got.Status != metav1.ConditionTrue ||
+			got.Reason != hcp.ReasonAzureDisabled || !strings.Contains(got.Message, "--azure-config") {
+			t.Errorf("without Azure, %s is %+v; want True %s saying why", condition, got, hcp.ReasonAzureDisabled)
+		}
+	}
+	if slices.Contains(c.Finalizers, hcp.ManagedResourceGroupFinalizer) {
+		t.Errorf("without Azure, finalizers %v hold %s", c.Finalizers, hcp.ManagedResourceGroupFinalizer)
+	}
+
+	c = validCluster(t)
+	NewStrategy(registrytest.Scheme, nil, &clusterfacts.Settings{Azure: true}).PrepareForCreate(context.Background(), c)
+	if meta.FindStatusCondition(c.Status.Conditions, hcp.ConditionAzureIdentitiesValid) != nil ||
+		meta.FindStatusCondition(c.Status.Conditions, hcp.ConditionManagedResourceGroupReady) != nil {
+		t.Errorf("with Azure, a new cluster's conditions %+v say something of Azure before its controllers looked", c.Status.Conditions)
+	}
+	if !slices.Contains(c.Finalizers, hcp.ManagedResourceGroupFinalizer) {
+		t.Errorf("with Azure, finalizers %v lack %s", c.Finalizers, hcp.ManagedResourceGroupFinalizer)
+	}
+}
+
 // With the service's settings, a new cluster is stored with its addresses: ARM answers a create with them.
 func TestCreateWritesTheAddresses(t *testing.T) {
 	c := validCluster(t)

@@ -1,0 +1,181 @@
+package azureidentities
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/azure"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
+	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
+	"github.com/aro-hcp/hcp-apiserver/test/azurestandin"
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
+)
+
+const identityType = "Microsoft.ManagedIdentity/userAssignedIdentities"
+
+// standIn is a stand-in Azure and the service's clients of it, as --azure-config makes them.
+func standIn(t *testing.T) (*azurestandin.Server, *azure.Clients) {
+	t.Helper()
+	az := azurestandin.Start(t, azurestandin.Options{})
+	zone := "/subscriptions/11111111-1111-1111-1111-111111111111/resourceGroups/dns/providers/Microsoft.Network/dnszones/hcp.aro.example"
+	az.AddZone(zone)
+	cfg, err := azure.Load(az.WriteConfig(t, t.TempDir(), "11111111-1111-1111-1111-111111111111", zone))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients, err := azure.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return az, clients
+}
+
+// check runs the controller's sync of cluster and returns the cluster as it wrote it, and the requeue.
+func check(t *testing.T, identities Identities, cluster *v1alpha1.HCPCluster) (*v1alpha1.HCPCluster, time.Duration, error) {
+	t.Helper()
+	client := fake.NewSimpleClientset(cluster) //nolint:staticcheck // NewClientset needs the kinds' apply schema, which the generated fake lacks
+	hcp := informers.NewSharedInformerFactory(client, 0).Hcp().V1alpha1()
+	if err := hcp.HCPClusters().Informer().GetIndexer().Add(cluster); err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(client, hcp.HCPClusters(), identities, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, syncErr := c.sync(context.Background(), cluster.Namespace+"/"+cluster.Name)
+	got, err := client.HcpV1alpha1().HCPClusters(cluster.Namespace).Get(context.Background(), cluster.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, after, syncErr
+}
+
+func TestIdentitiesChecked(t *testing.T) {
+	networkContributor := "/subscriptions/" + fixtures.SubscriptionID + NetworkContributor
+	vnet := fixtures.ARMID("Microsoft.Network/virtualNetworks", "vnet")
+	for _, tc := range []struct {
+		name string
+		// seed makes what the customer made in Azure for the fixture cluster c.
+		seed       func(az *azurestandin.Server, nsg string)
+		wantStatus metav1.ConditionStatus
+		wantReason string
+		// wantNamed are in the condition's message.
+		wantNamed []string
+	}{{
+		name: "identities exist and hold their roles, one through its scope's parent",
+		seed: func(az *azurestandin.Server, nsg string) {
+			cp, svc := az.AddIdentity(fixtures.ARMID(identityType, "c-cp")), az.AddIdentity(fixtures.ARMID(identityType, "c-service"))
+			az.AddRoleAssignment("/subscriptions/"+fixtures.SubscriptionID, cp.PrincipalID, networkContributor)
+			az.AddRoleAssignment(vnet, svc.PrincipalID, networkContributor)
+			az.AddRoleAssignment(nsg, svc.PrincipalID, networkContributor)
+		},
+		wantStatus: metav1.ConditionTrue, wantReason: ReasonValid,
+	}, {
+		name: "the service identity does not exist",
+		seed: func(az *azurestandin.Server, _ string) {
+			az.AddIdentity(fixtures.ARMID(identityType, "c-cp"))
+		},
+		wantStatus: metav1.ConditionFalse, wantReason: ReasonIdentityMissing,
+		wantNamed: []string{fixtures.ARMID(identityType, "c-service"), "the service managed identity"},
+	}, {
+		name: "the control plane identity lacks its role on the network security group",
+		seed: func(az *azurestandin.Server, nsg string) {
+			cp, svc := az.AddIdentity(fixtures.ARMID(identityType, "c-cp")), az.AddIdentity(fixtures.ARMID(identityType, "c-service"))
+			az.AddRoleAssignment(vnet, cp.PrincipalID, networkContributor)
+			az.AddRoleAssignment(vnet, svc.PrincipalID, networkContributor)
+			az.AddRoleAssignment(nsg, svc.PrincipalID, networkContributor)
+			// A role on another group's NSG grants nothing here.
+			az.AddRoleAssignment(nsg+"-other", cp.PrincipalID, networkContributor)
+		},
+		wantStatus: metav1.ConditionFalse, wantReason: ReasonRoleMissing,
+		wantNamed: []string{fixtures.ARMID(identityType, "c-cp"), `"control-plane"`, "4d97b98b-1d4f-4787-a291-c67834d212e7", "network security group " + fixtures.ARMID("Microsoft.Network/networkSecurityGroups", "ns-c")},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			az, clients := standIn(t)
+			cluster := fixtures.HCPCluster("ns", "c")
+			cluster.Generation = 2
+			cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateAccepted
+			tc.seed(az, cluster.Spec.Platform.NetworkSecurityGroupID)
+
+			got, after, err := check(t, clients.Identities, cluster)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cond := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionAzureIdentitiesValid)
+			if cond == nil || cond.Status != tc.wantStatus || cond.Reason != tc.wantReason || cond.ObservedGeneration != 2 {
+				t.Fatalf("AzureIdentitiesValid %+v, want %s %s at generation 2", cond, tc.wantStatus, tc.wantReason)
+			}
+			for _, s := range tc.wantNamed {
+				if !strings.Contains(cond.Message, s) {
+					t.Errorf("message %q does not name %s", cond.Message, s)
+				}
+			}
+			refused := tc.wantStatus == metav1.ConditionFalse
+			if refused != (got.Status.ProvisioningState == v1alpha1.ProvisioningStateFailed) {
+				t.Errorf("provisioningState %s; a refused cluster, and only one, is Failed", got.Status.ProvisioningState)
+			}
+			if refused != (after == time.Minute) {
+				t.Errorf("requeued after %v; a refused cluster, and only one, is checked again after the recheck interval", after)
+			}
+		})
+	}
+}
+
+// unreachable is Azure as the SDK leaves it after its retries of a 503.
+type unreachable struct{}
+
+func (unreachable) GetIdentity(context.Context, string) (string, string, error) {
+	return "", "", &azure.CloudError{StatusCode: 503, Code: "ServiceUnavailable", Message: "try again later"}
+}
+
+func (unreachable) MissingRoles(context.Context, string, string, []string) ([]string, error) {
+	return nil, &azure.CloudError{StatusCode: 503, Code: "ServiceUnavailable", Message: "try again later"}
+}
+
+// Azure that cannot answer is no verdict: the condition is Unknown, the cluster is not failed, and the
+// sync's error has the queue try again.
+func TestAzureErrorIsNoVerdict(t *testing.T) {
+	cluster := fixtures.HCPCluster("ns", "c")
+	cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateAccepted
+	got, _, err := check(t, unreachable{}, cluster)
+	if err == nil {
+		t.Fatal("a sync that could not reach Azure returned no error to retry")
+	}
+	cond := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionAzureIdentitiesValid)
+	if cond == nil || cond.Status != metav1.ConditionUnknown || cond.Reason != ReasonAzureError || !strings.Contains(cond.Message, "ServiceUnavailable") ||
+		got.Status.ProvisioningState != v1alpha1.ProvisioningStateAccepted {
+		t.Errorf("AzureIdentitiesValid %+v, state %s; want Unknown %s with Azure's error and the cluster still Accepted", cond, got.Status.ProvisioningState, ReasonAzureError)
+	}
+}
+
+// A cluster whose identities were valid for its generation is not asked about again; one created while
+// the service provisioned no Azure is.
+func TestCheckedOncePerGeneration(t *testing.T) {
+	az, clients := standIn(t)
+	cluster := fixtures.HCPCluster("ns", "c")
+	cluster.Generation = 4
+	meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionAzureIdentitiesValid,
+		Status: metav1.ConditionTrue, Reason: ReasonValid, ObservedGeneration: 4})
+	if _, _, err := check(t, clients.Identities, cluster); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(az.Requests()); n != 0 {
+		t.Errorf("a cluster checked at its generation made %d requests to Azure (Entra ID's included): %v", n, az.Requests())
+	}
+
+	meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionAzureIdentitiesValid,
+		Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonAzureDisabled, ObservedGeneration: 4})
+	got, _, err := check(t, clients.Identities, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cond := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionAzureIdentitiesValid); cond.Reason != ReasonIdentityMissing {
+		t.Errorf("a cluster created with Azure disabled was not checked: %+v", cond)
+	}
+}

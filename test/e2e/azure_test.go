@@ -1,0 +1,241 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/azure"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/azureidentities"
+	"github.com/aro-hcp/hcp-apiserver/pkg/render"
+	"github.com/aro-hcp/hcp-apiserver/test/azurestandin"
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
+	"github.com/aro-hcp/hcp-apiserver/test/hypershiftsim"
+)
+
+// azureSide is a delivery stack whose hcp-apiserver provisions Azure, against a stand-in Azure that
+// refuses any request the REST API documents would (the test fails on one at its end).
+type azureSide struct {
+	*deliveryStack
+	az *azurestandin.Server
+	// config is the server's --azure-config.
+	config string
+}
+
+const (
+	azureServiceSubscription = "11111111-1111-1111-1111-111111111111"
+	identityType             = "Microsoft.ManagedIdentity/userAssignedIdentities"
+)
+
+func startAzureSide(t *testing.T) *azureSide {
+	t.Helper()
+	zoneID := "/subscriptions/" + azureServiceSubscription + "/resourceGroups/dns/providers/Microsoft.Network/dnszones/" + render.DefaultDNSZone
+	az := azurestandin.Start(t, azurestandin.Options{ResourceGroupDeleteDuration: 3 * time.Second, PollRetryAfter: time.Second})
+	az.AddZone(zoneID)
+	cfg := az.WriteConfig(t, t.TempDir(), azureServiceSubscription, zoneID)
+	st := startDeliveryStack(t, hypershiftsim.Options{}, "--azure-config="+cfg, "--azure-recheck-interval=1s")
+	return &azureSide{deliveryStack: st, az: az, config: cfg}
+}
+
+// grant makes the identities of the fixture cluster name exist, as the customer makes them, and gives
+// them the roles the service requires; without the role named skip.
+func (a *azureSide) grant(name string, skipNSG bool) {
+	networkContributor := "/subscriptions/" + fixtures.SubscriptionID + azureidentities.NetworkContributor
+	vnet := fixtures.ARMID("Microsoft.Network/virtualNetworks", "vnet")
+	nsg := fixtures.ARMID("Microsoft.Network/networkSecurityGroups", "default-"+name)
+	cp := a.az.AddIdentity(fixtures.ARMID(identityType, name+"-cp"))
+	svc := a.az.AddIdentity(fixtures.ARMID(identityType, name+"-service"))
+	a.az.AddRoleAssignment(vnet, cp.PrincipalID, networkContributor) // covers the subnet
+	a.az.AddRoleAssignment(vnet, svc.PrincipalID, networkContributor)
+	a.az.AddRoleAssignment(nsg, svc.PrincipalID, networkContributor)
+	if !skipNSG {
+		a.az.AddRoleAssignment(nsg, cp.PrincipalID, networkContributor)
+	}
+}
+
+func managedGroupID(name string) string {
+	return "/subscriptions/" + fixtures.SubscriptionID + "/resourceGroups/default-" + name + "-managed"
+}
+
+// answered counts the requests the stand-in answered with method on path (any case) and status (any, if 0).
+func (a *azureSide) answered(method, path string, status int) int {
+	n := 0
+	for _, r := range a.az.Requests() {
+		if r.Method == method && strings.EqualFold(r.Path, path) && (status == 0 || r.Status == status) {
+			n++
+		}
+	}
+	return n
+}
+
+func (a *azureSide) condition(t *testing.T, cluster, conditionType, field string) string {
+	t.Helper()
+	return a.server.mustKubectl(t, "get", "hcpcluster/"+cluster, "-o",
+		fmt.Sprintf(`jsonpath={.status.conditions[?(@.type==%q)].%s}`, conditionType, field))
+}
+
+func (a *azureSide) waitFor(t *testing.T, what string, timeout time.Duration, done func() bool) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return done(), nil
+	}); err != nil {
+		t.Fatalf("%s: not within %v", what, timeout)
+	}
+}
+
+// TestAzureSide: with --azure-config a cluster is delivered only once its managed identities are valid
+// and its managed resource group exists, tagged as its own, in the customer's subscription; Azure
+// throttling and failing for a while changes nothing but the time it takes; a cluster whose identity or
+// role is missing is refused, naming it, and never delivered, until the customer grants the role; a group
+// that is not the cluster's is neither adopted nor deleted; kill -9 while a group is created or deleted
+// leaves no orphan and no second group; a deleted cluster's group goes after its control plane.
+func TestAzureSide(t *testing.T) {
+	a := startAzureSide(t)
+	s := a.server
+	a.grant("good", false)
+	a.grant("norole", true)
+	a.grant("crash", false)
+	a.grant("taken", false)
+
+	// Someone else's group where "taken" wants its managed group.
+	cfg, err := azure.Load(a.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients, err := azure.NewClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clients.ResourceGroups.EnsureResourceGroup(t.Context(), fixtures.SubscriptionID, "default-taken-managed", "eastus",
+		map[string]string{azure.OwnershipTag: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Azure is busy: identities are read through 429s, groups written through 503s.
+	a.az.Throttle(http.MethodGet, "/subscriptions/"+fixtures.SubscriptionID+"/resourceGroups/rg/providers/Microsoft.ManagedIdentity", 3, time.Second)
+	a.az.Unavailable(http.MethodPut, managedGroupID("good"), 6*time.Second)
+	a.applyClusters(t, "good", "noidentity", "norole", "taken")
+
+	// Refused: the missing identity and the missing role are named, and nothing is made or delivered.
+	a.waitStates(t, "Failed", time.Minute, "noidentity", "norole", "taken")
+	if reason, msg := a.condition(t, "noidentity", "AzureIdentitiesValid", "reason"), a.condition(t, "noidentity", "AzureIdentitiesValid", "message"); reason != azureidentities.ReasonIdentityMissing ||
+		!strings.Contains(msg, fixtures.ARMID(identityType, "noidentity-cp")) {
+		t.Errorf("noidentity: AzureIdentitiesValid %s %q, want %s naming its control plane identity", reason, msg, azureidentities.ReasonIdentityMissing)
+	}
+	nsg := fixtures.ARMID("Microsoft.Network/networkSecurityGroups", "default-norole")
+	if reason, msg := a.condition(t, "norole", "AzureIdentitiesValid", "reason"), a.condition(t, "norole", "AzureIdentitiesValid", "message"); reason != azureidentities.ReasonRoleMissing ||
+		!strings.Contains(msg, fixtures.ARMID(identityType, "norole-cp")) || !strings.Contains(msg, "4d97b98b-1d4f-4787-a291-c67834d212e7") || !strings.Contains(msg, nsg) {
+		t.Errorf("norole: AzureIdentitiesValid %s %q, want %s naming the identity, Network Contributor and the NSG", reason, msg, azureidentities.ReasonRoleMissing)
+	}
+	if reason, msg := a.condition(t, "taken", "ManagedResourceGroupReady", "reason"), a.condition(t, "taken", "ManagedResourceGroupReady", "message"); reason != "ResourceGroupNotOurs" ||
+		!strings.Contains(msg, managedGroupID("taken")) {
+		t.Errorf("taken: ManagedResourceGroupReady %s %q, want ResourceGroupNotOurs naming the group", reason, msg)
+	}
+	for _, name := range []string{"noidentity", "norole"} {
+		if reason := a.condition(t, name, "Delivered", "reason"); reason != "AwaitingAzure" {
+			t.Errorf("%s: Delivered reason %q, want AwaitingAzure", name, reason)
+		}
+		if _, ok := a.az.ResourceGroup(managedGroupID(name)); ok {
+			t.Errorf("%s: a managed resource group was made for a refused cluster", name)
+		}
+	}
+
+	// The good one converges through the faults, with one group, tagged as its own, made before delivery.
+	a.waitStates(t, "Succeeded", 2*time.Minute, "good")
+	if a.answered(http.MethodPut, managedGroupID("good"), http.StatusServiceUnavailable) == 0 ||
+		a.answered(http.MethodGet, fixtures.ARMID(identityType, "good-cp"), http.StatusTooManyRequests)+
+			a.answered(http.MethodGet, fixtures.ARMID(identityType, "good-service"), http.StatusTooManyRequests)+
+			a.answered(http.MethodGet, fixtures.ARMID(identityType, "norole-cp"), http.StatusTooManyRequests)+
+			a.answered(http.MethodGet, fixtures.ARMID(identityType, "noidentity-cp"), http.StatusTooManyRequests) == 0 {
+		t.Errorf("the faults were not met: requests %v", a.az.Requests())
+	}
+	clusterID := s.mustKubectl(t, "get", "hcpcluster/good", "-o", "jsonpath={.status.clusterID}")
+	group, ok := a.az.ResourceGroup(managedGroupID("good"))
+	if !ok || group.Tags[azure.OwnershipTag] != clusterID || group.Tags["aro-hcp.environment"] != "dev" || group.Location != "eastus" {
+		t.Fatalf("good's managed group %+v (exists %v), want it in eastus tagged %s=%s", group, ok, azure.OwnershipTag, clusterID)
+	}
+	if n := a.answered(http.MethodPut, managedGroupID("good"), http.StatusCreated) + a.answered(http.MethodPut, managedGroupID("good"), http.StatusOK); n != 1 {
+		t.Errorf("good's group was written %d times, want once", n)
+	}
+	hc, err := a.mc.Dynamic.Resource(hostedClusters).Namespace("ocm-dev-"+clusterID).Get(t.Context(), "good", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readyAt, err := time.Parse(time.RFC3339, a.condition(t, "good", "ManagedResourceGroupReady", "lastTransitionTime"))
+	if err != nil || hc.GetCreationTimestamp().Time.Before(readyAt) {
+		t.Errorf("the HostedCluster was made at %v, before the managed group was ready at %v (%v)", hc.GetCreationTimestamp(), readyAt, err)
+	}
+	counts := a.hostedClustersByName(t)
+	for _, name := range []string{"noidentity", "norole", "taken"} {
+		if counts[name] != 0 {
+			t.Errorf("%s, refused, was delivered: %d HostedClusters", name, counts[name])
+		}
+	}
+
+	// The customer grants the missing role: the refused cluster is checked again and comes up.
+	a.az.AddRoleAssignment(nsg, a.principal(t, "norole-cp"), "/subscriptions/"+fixtures.SubscriptionID+azureidentities.NetworkContributor)
+	a.waitStates(t, "Succeeded", 2*time.Minute, "norole")
+
+	// kill -9 while a group is being made: the restarted server makes no second one and leaves none behind.
+	a.az.Unavailable(http.MethodPut, managedGroupID("crash"), 8*time.Second)
+	a.applyClusters(t, "crash")
+	a.waitFor(t, "a refused write of crash's group", time.Minute, func() bool {
+		return a.answered(http.MethodPut, managedGroupID("crash"), http.StatusServiceUnavailable) > 0
+	})
+	if err := s.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	a.startServer(t)
+	s = a.server
+	a.waitStates(t, "Succeeded", 2*time.Minute, "crash")
+	if n := a.answered(http.MethodPut, managedGroupID("crash"), http.StatusCreated) + a.answered(http.MethodPut, managedGroupID("crash"), http.StatusOK); n != 1 {
+		t.Errorf("crash's group was written %d times, want once", n)
+	}
+
+	// Deletes: each group goes once its control plane is gone, including across a kill -9 during the
+	// group's deletion; the group that is not ours stays.
+	s.mustKubectl(t, "delete", "hcpcluster/good", "hcpcluster/crash", "hcpcluster/taken", "hcpcluster/noidentity", "--wait=false")
+	a.waitFor(t, "the deletion of good's group", 2*time.Minute, func() bool {
+		return a.answered(http.MethodDelete, managedGroupID("good"), http.StatusAccepted) > 0
+	})
+	if _, err := a.mc.Dynamic.Resource(hostedClusters).Namespace("ocm-dev-"+clusterID).Get(t.Context(), "good", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("good's managed group was deleted while its HostedCluster is still there (%v)", err)
+	}
+	if err := s.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	a.startServer(t)
+	s = a.server
+	if out, err := s.kubectl(t, "wait", "--for=delete", "hcpcluster/good", "hcpcluster/crash", "hcpcluster/taken", "hcpcluster/noidentity", "--timeout=2m"); err != nil {
+		desc, _ := s.kubectl(t, "get", "hcpclusters", "-o", "yaml")
+		t.Fatalf("deleted clusters did not go: %v\n%s\n%s", err, out, desc)
+	}
+	for _, name := range []string{"good", "crash"} {
+		if g, ok := a.az.ResourceGroup(managedGroupID(name)); ok {
+			t.Errorf("%s's managed group is left behind: %+v", name, g)
+		}
+	}
+	if g, ok := a.az.ResourceGroup(managedGroupID("taken")); !ok || g.Tags[azure.OwnershipTag] != "someone-else" {
+		t.Errorf("the group that was not taken's is %+v (exists %v), want it as its owner left it", g, ok)
+	}
+	if _, ok := a.az.ResourceGroup(managedGroupID("norole")); !ok {
+		t.Errorf("norole's group went with the other clusters")
+	}
+}
+
+// principal is the principal ID of the stand-in's identity of the fixtures named name.
+func (a *azureSide) principal(t *testing.T, name string) string {
+	t.Helper()
+	id, ok := a.az.Identity(fixtures.ARMID(identityType, name))
+	if !ok {
+		t.Fatalf("no identity %s", name)
+	}
+	return id.PrincipalID
+}
