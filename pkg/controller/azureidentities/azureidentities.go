@@ -141,6 +141,11 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 			clusterstatus.SetCondition(cluster, v1alpha1.ConditionAzureIdentitiesValid, metav1.ConditionFalse, problem.reason, problem.message)
 			cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
 		default:
+			// A cluster this controller refused, now valid, is provisioned again: the customer fixed it.
+			if refused := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionAzureIdentitiesValid); refused != nil &&
+				refused.Status == metav1.ConditionFalse && cluster.Status.ProvisioningState == v1alpha1.ProvisioningStateFailed {
+				cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateProvisioning
+			}
 			clusterstatus.SetCondition(cluster, v1alpha1.ConditionAzureIdentitiesValid, metav1.ConditionTrue, ReasonValid,
 				"every managed identity the cluster names exists, and its control plane's identities hold the roles the service requires")
 		}

@@ -179,3 +179,25 @@ func TestCheckedOncePerGeneration(t *testing.T) {
 		t.Errorf("a cluster created with Azure disabled was not checked: %+v", cond)
 	}
 }
+
+// A cluster refused for its identities is provisioned again once the customer fixed them.
+func TestRefusedClusterComesBack(t *testing.T) {
+	az, clients := standIn(t)
+	networkContributor := "/subscriptions/" + fixtures.SubscriptionID + NetworkContributor
+	cp, svc := az.AddIdentity(fixtures.ARMID(identityType, "c-cp")), az.AddIdentity(fixtures.ARMID(identityType, "c-service"))
+	az.AddRoleAssignment("/subscriptions/"+fixtures.SubscriptionID, cp.PrincipalID, networkContributor)
+	az.AddRoleAssignment("/subscriptions/"+fixtures.SubscriptionID, svc.PrincipalID, networkContributor)
+	cluster := fixtures.HCPCluster("ns", "c")
+	cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
+	meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionAzureIdentitiesValid,
+		Status: metav1.ConditionFalse, Reason: ReasonRoleMissing})
+	got, after, err := check(t, clients.Identities, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionAzureIdentitiesValid) ||
+		got.Status.ProvisioningState != v1alpha1.ProvisioningStateProvisioning || after != 0 {
+		t.Errorf("state %s, conditions %+v, requeue %v; want Provisioning with valid identities, and no recheck",
+			got.Status.ProvisioningState, got.Status.Conditions, after)
+	}
+}

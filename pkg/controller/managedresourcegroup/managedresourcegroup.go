@@ -54,7 +54,8 @@ type ResourceGroups interface {
 
 // Options tune the controller.
 type Options struct {
-	// PollInterval is how often a group being deleted is asked about.
+	// PollInterval is how often a group being deleted is asked about, and a group that is not the
+	// cluster's looked at again.
 	PollInterval time.Duration
 	// Tags are the service's tags on every managed resource group, besides the ownership tag.
 	Tags map[string]string
@@ -150,6 +151,11 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 			clusterstatus.SetCondition(cluster, v1alpha1.ConditionManagedResourceGroupReady, metav1.ConditionFalse, ReasonAzureError,
 				fmt.Sprintf("the managed resource group /subscriptions/%s/resourceGroups/%s is not created yet: %v", subscription, group, ensureErr))
 		default:
+			// A cluster failed for another's group, now free, is provisioned again.
+			if taken := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionManagedResourceGroupReady); taken != nil &&
+				taken.Reason == ReasonNotOurs && cluster.Status.ProvisioningState == v1alpha1.ProvisioningStateFailed {
+				cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateProvisioning
+			}
 			clusterstatus.SetCondition(cluster, v1alpha1.ConditionManagedResourceGroupReady, metav1.ConditionTrue, ReasonCreated,
 				fmt.Sprintf("the managed resource group /subscriptions/%s/resourceGroups/%s exists in %s, tagged %s=%s",
 					subscription, group, cluster.Spec.Location, azure.OwnershipTag, cluster.Status.ClusterID))
@@ -159,7 +165,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	case err != nil:
 		return 0, err
 	case notOurs != nil:
-		return 0, nil // the customer removes the group or renames it; a new cluster is a new try
+		return c.opts.PollInterval, nil // the customer may remove the other group
 	case ensureErr != nil:
 		return 0, ensureErr
 	}

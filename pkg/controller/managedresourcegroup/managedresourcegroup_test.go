@@ -189,6 +189,20 @@ func TestGroupNotOurs(t *testing.T) {
 	}
 }
 
+// A cluster failed for another's group is provisioned again once that group is gone.
+func TestGroupFreedAgain(t *testing.T) {
+	cluster := validCluster()
+	cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
+	meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionManagedResourceGroupReady,
+		Status: metav1.ConditionFalse, Reason: ReasonNotOurs})
+	tc := newTestController(t, cluster)
+	got, _ := tc.sync(t, cluster)
+	if !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionManagedResourceGroupReady) ||
+		got.Status.ProvisioningState != v1alpha1.ProvisioningStateProvisioning {
+		t.Errorf("state %s, conditions %+v; want Provisioning with the group made", got.Status.ProvisioningState, got.Status.Conditions)
+	}
+}
+
 // Nothing is made for a cluster whose identities are not valid yet, or were never checked.
 func TestNothingBeforeIdentities(t *testing.T) {
 	for _, reason := range []string{"", v1alpha1.ReasonAzureDisabled} {
