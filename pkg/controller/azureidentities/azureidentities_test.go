@@ -11,6 +11,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/azure"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/controllertest"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/test/azurestandin"
@@ -19,21 +20,10 @@ import (
 
 const identityType = "Microsoft.ManagedIdentity/userAssignedIdentities"
 
-// standIn is a stand-in Azure and the service's clients of it, as --azure-config makes them.
+// standIn is a stand-in Azure and the service's clients of it.
 func standIn(t *testing.T) (*azurestandin.Server, *azure.Clients) {
 	t.Helper()
-	az := azurestandin.Start(t, azurestandin.Options{})
-	zone := "/subscriptions/11111111-1111-1111-1111-111111111111/resourceGroups/dns/providers/Microsoft.Network/dnszones/hcp.aro.example"
-	az.AddZone(zone)
-	cfg, err := azure.Load(az.WriteConfig(t, t.TempDir(), "11111111-1111-1111-1111-111111111111", zone))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clients, err := azure.NewClients(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return az, clients
+	return controllertest.AzureStandIn(t, azurestandin.Options{})
 }
 
 // check runs the controller's sync of cluster and returns the cluster as it wrote it, and the requeue.

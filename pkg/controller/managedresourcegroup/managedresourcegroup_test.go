@@ -13,6 +13,7 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/azure"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/controllertest"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/test/azurestandin"
@@ -30,17 +31,7 @@ type testController struct {
 
 func newTestController(t *testing.T, cluster *v1alpha1.HCPCluster) *testController {
 	t.Helper()
-	az := azurestandin.Start(t, azurestandin.Options{ResourceGroupDeletePolls: 2})
-	zone := "/subscriptions/11111111-1111-1111-1111-111111111111/resourceGroups/dns/providers/Microsoft.Network/dnszones/hcp.aro.example"
-	az.AddZone(zone)
-	cfg, err := azure.Load(az.WriteConfig(t, t.TempDir(), "11111111-1111-1111-1111-111111111111", zone))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clients, err := azure.NewClients(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	az, clients := controllertest.AzureStandIn(t, azurestandin.Options{ResourceGroupDeletePolls: 2})
 	client := fake.NewSimpleClientset(cluster) //nolint:staticcheck // NewClientset needs the kinds' apply schema, which the generated fake lacks
 	hcp := informers.NewSharedInformerFactory(client, 0).Hcp().V1alpha1()
 	c, err := New(client, hcp.HCPClusters(), clients.ResourceGroups, Options{PollInterval: time.Second, Tags: map[string]string{"aro-hcp.environment": "dev"}})
