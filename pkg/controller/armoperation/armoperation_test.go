@@ -333,6 +333,18 @@ func TestTargetEventsMoveOperations(t *testing.T) {
 	}
 }
 
+// A cluster the Azure side refused fails its operation with the reason: the identity and the role, not
+// only that delivery waits.
+func TestFailureNamesTheAzureSide(t *testing.T) {
+	msg := failure("cluster", "dev", []metav1.Condition{
+		condition(v1alpha1.ConditionDelivered, metav1.ConditionFalse, "AwaitingAzure", "the cluster is delivered once its managed identities are valid", created.Time),
+		condition(v1alpha1.ConditionAzureIdentitiesValid, metav1.ConditionFalse, "RoleAssignmentMissing", "the managed identity /x of control plane operator \"control-plane\" lacks the role /r on the subnet /s", created.Time),
+	})
+	if !strings.HasPrefix(msg, "the cluster dev failed: AzureIdentitiesValid RoleAssignmentMissing: the managed identity /x") {
+		t.Errorf("message %q, want the refused identity first", msg)
+	}
+}
+
 func TestFailureMessageIsBounded(t *testing.T) {
 	long := strings.Repeat("x", 10*maxMessage)
 	msg := failure("cluster", "dev", []metav1.Condition{

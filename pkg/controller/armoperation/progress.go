@@ -111,6 +111,9 @@ var failureConditions = []struct {
 	status        metav1.ConditionStatus
 }{
 	{v1alpha1.ConditionProgressing, metav1.ConditionFalse}, // with reasonDeadlineExceeded only
+	// The Azure side refuses a cluster before delivery, whose condition then only says it waits.
+	{v1alpha1.ConditionAzureIdentitiesValid, metav1.ConditionFalse},
+	{v1alpha1.ConditionManagedResourceGroupReady, metav1.ConditionFalse},
 	{v1alpha1.ConditionDelivered, metav1.ConditionFalse},
 	{v1alpha1.ConditionDegraded, metav1.ConditionTrue},
 	{v1alpha1.ConditionPlaced, metav1.ConditionFalse},
