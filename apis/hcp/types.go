@@ -41,6 +41,9 @@ const (
 	// ReasonAzureDisabled is the reason of the two conditions above, True, when the server runs
 	// without --azure-config: it provisions nothing in Azure and checks nothing there.
 	ReasonAzureDisabled = "AzureDisabled"
+	// ReasonAwaitingAzure is the reason of Delivered while a cluster's first delivery waits for the two
+	// conditions above.
+	ReasonAwaitingAzure = "AwaitingAzure"
 )
 
 // ConditionAgentConnected is True while the Maestro source hears from a ManagementCluster's agent.

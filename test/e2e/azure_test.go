@@ -40,8 +40,19 @@ func startAzureSide(t *testing.T) *azureSide {
 	az := azurestandin.Start(t, azurestandin.Options{ResourceGroupDeleteDuration: 3 * time.Second, PollRetryAfter: time.Second})
 	az.AddZone(zoneID)
 	cfg := az.WriteConfig(t, t.TempDir(), azureServiceSubscription, zoneID)
-	st := startDeliveryStack(t, hypershiftsim.Options{}, "--azure-config="+cfg, "--azure-recheck-interval=1s")
+	// The server starts without Azure; enableAzure restarts it with.
+	st := startDeliveryStack(t, hypershiftsim.Options{}, "--azure-recheck-interval=1s")
 	return &azureSide{deliveryStack: st, az: az, config: cfg}
+}
+
+// enableAzure restarts the server with --azure-config.
+func (a *azureSide) enableAzure(t *testing.T) {
+	t.Helper()
+	if err := a.server.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	a.args = append(a.args, "--azure-config="+a.config)
+	a.startServer(t)
 }
 
 // grant makes the identities of the fixture cluster name exist, as the customer makes them, and gives
@@ -90,7 +101,8 @@ func (a *azureSide) waitFor(t *testing.T, what string, timeout time.Duration, do
 	}
 }
 
-// TestAzureSide: with --azure-config a cluster is delivered only once its managed identities are valid
+// TestAzureSide: a cluster running before the server had --azure-config keeps its control plane when it gets
+// it, and its group; with --azure-config a cluster is delivered only once its managed identities are valid
 // and its managed resource group exists, tagged as its own, in the customer's subscription; Azure
 // throttling and failing for a while changes nothing but the time it takes; a cluster whose identity or
 // role is missing is refused, naming it, and never delivered, until the customer grants the role; a group
@@ -98,6 +110,24 @@ func (a *azureSide) waitFor(t *testing.T, what string, timeout time.Duration, do
 // leaves no orphan and no second group; a deleted cluster's group goes after its control plane.
 func TestAzureSide(t *testing.T) {
 	a := startAzureSide(t)
+
+	// A cluster delivered while the server provisioned no Azure says AzureDisabled, and keeps its control
+	// plane when the server is restarted with Azure: it is not held back, and gets its group.
+	a.grant("before", false)
+	a.applyClusters(t, "before")
+	a.waitStates(t, "Succeeded", 2*time.Minute, "before")
+	if reason := a.condition(t, "before", "ManagedResourceGroupReady", "reason"); reason != "AzureDisabled" {
+		t.Errorf("a cluster made without Azure has ManagedResourceGroupReady reason %q, want AzureDisabled", reason)
+	}
+	beforeID := a.server.mustKubectl(t, "get", "hcpcluster/before", "-o", "jsonpath={.status.clusterID}")
+	beforeHC, err := a.mc.Dynamic.Resource(hostedClusters).Namespace("ocm-dev-"+beforeID).Get(t.Context(), "before", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Azure is slow to answer for it: a server that held it back meanwhile would have the agent's resync
+	// delete its control plane.
+	a.az.Unavailable(http.MethodGet, fixtures.ARMID(identityType, "before-cp"), 20*time.Second)
+	a.enableAzure(t)
 	s := a.server
 	a.grant("good", false)
 	a.grant("norole", true)
@@ -179,6 +209,19 @@ func TestAzureSide(t *testing.T) {
 		}
 	}
 
+	// The cluster from before Azure kept its HostedCluster through the restart and the agent's resync,
+	// and has its group now.
+	a.waitFor(t, "before's managed group", time.Minute, func() bool {
+		g, ok := a.az.ResourceGroup(managedGroupID("before"))
+		return ok && g.Tags[azure.OwnershipTag] == beforeID
+	})
+	if hc, err := a.mc.Dynamic.Resource(hostedClusters).Namespace("ocm-dev-"+beforeID).Get(t.Context(), "before", metav1.GetOptions{}); err != nil || hc.GetUID() != beforeHC.GetUID() {
+		t.Errorf("the HostedCluster of the cluster from before Azure was replaced or deleted (%v)", err)
+	}
+	if state := s.mustKubectl(t, "get", "hcpcluster/before", "-o", "jsonpath={.status.provisioningState}"); state != "Succeeded" {
+		t.Errorf("the cluster from before Azure is %s, want Succeeded", state)
+	}
+
 	// The customer grants the missing role: the refused cluster is checked again and comes up.
 	a.az.AddRoleAssignment(nsg, a.principal(t, "norole-cp"), "/subscriptions/"+fixtures.SubscriptionID+azureidentities.NetworkContributor)
 	a.waitStates(t, "Succeeded", 2*time.Minute, "norole")
@@ -201,7 +244,7 @@ func TestAzureSide(t *testing.T) {
 
 	// Deletes: each group goes once its control plane is gone, including across a kill -9 during the
 	// group's deletion; the group that is not ours stays.
-	s.mustKubectl(t, "delete", "hcpcluster/good", "hcpcluster/crash", "hcpcluster/taken", "hcpcluster/noidentity", "--wait=false")
+	s.mustKubectl(t, "delete", "hcpcluster/good", "hcpcluster/crash", "hcpcluster/taken", "hcpcluster/noidentity", "hcpcluster/before", "--wait=false")
 	a.waitFor(t, "the deletion of good's group", 2*time.Minute, func() bool {
 		return a.answered(http.MethodDelete, managedGroupID("good"), http.StatusAccepted) > 0
 	})
@@ -213,11 +256,11 @@ func TestAzureSide(t *testing.T) {
 	}
 	a.startServer(t)
 	s = a.server
-	if out, err := s.kubectl(t, "wait", "--for=delete", "hcpcluster/good", "hcpcluster/crash", "hcpcluster/taken", "hcpcluster/noidentity", "--timeout=2m"); err != nil {
+	if out, err := s.kubectl(t, "wait", "--for=delete", "hcpcluster/good", "hcpcluster/crash", "hcpcluster/taken", "hcpcluster/noidentity", "hcpcluster/before", "--timeout=2m"); err != nil {
 		desc, _ := s.kubectl(t, "get", "hcpclusters", "-o", "yaml")
 		t.Fatalf("deleted clusters did not go: %v\n%s\n%s", err, out, desc)
 	}
-	for _, name := range []string{"good", "crash"} {
+	for _, name := range []string{"good", "crash", "before"} {
 		if g, ok := a.az.ResourceGroup(managedGroupID(name)); ok {
 			t.Errorf("%s's managed group is left behind: %+v", name, g)
 		}

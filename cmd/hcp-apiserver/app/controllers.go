@@ -251,20 +251,25 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	if err != nil {
 		return err
 	}
+	// Without Azure the group controller only lets deleted clusters go that hold its finalizer from a time
+	// the server provisioned Azure.
+	var resourceGroups managedresourcegroup.ResourceGroups
 	var azureControllers []func(context.Context, int)
 	if o.azure != nil {
+		resourceGroups = o.azure.ResourceGroups
 		identities, err := azureidentities.New(client, clusterInformer, o.azure.Identities, o.AzureRecheckInterval)
 		if err != nil {
 			return err
 		}
-		groups, err := managedresourcegroup.New(client, clusterInformer, o.azure.ResourceGroups, managedresourcegroup.Options{
-			PollInterval: o.AzureRecheckInterval, Tags: map[string]string{"aro-hcp.environment": o.Environment},
-		})
-		if err != nil {
-			return err
-		}
-		azureControllers = append(azureControllers, identities.Run, groups.Run)
+		azureControllers = append(azureControllers, identities.Run)
 	}
+	groups, err := managedresourcegroup.New(client, clusterInformer, resourceGroups, managedresourcegroup.Options{
+		PollInterval: o.AzureRecheckInterval, Tags: map[string]string{"aro-hcp.environment": o.Environment},
+	})
+	if err != nil {
+		return err
+	}
+	azureControllers = append(azureControllers, groups.Run)
 	pools, err := nodepool.New(client, poolInformer, clusterInformer, mcInformer, catalog,
 		bundle.Gate(publisher, gate), renderOptions)
 	if err != nil {

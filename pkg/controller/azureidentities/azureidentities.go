@@ -37,14 +37,21 @@ const (
 	ReasonValid           = "IdentitiesValid"
 	ReasonIdentityMissing = "IdentityNotFound"
 	ReasonRoleMissing     = "RoleAssignmentMissing"
+	// ReasonAzureRefused: Azure refused the service's question for good (it may not read the identity,
+	// say); the check is tried again, as for a missing identity.
+	ReasonAzureRefused = "AzureRefused"
 	// ReasonAzureError: Azure could not be asked (throttled, unavailable); the check is tried again.
 	ReasonAzureError = "AzureError"
 )
 
 // NetworkContributor is Azure's built-in Network Contributor role: it may join a subnet, attach to a
 // network security group and read and write a virtual network's subnets, which is what the control
-// plane's operators do with the customer's network.
-const NetworkContributor = "/providers/Microsoft.Authorization/roleDefinitions/4d97b98b-1d4f-4787-a291-c67834d212e7"
+// plane's operators do with the customer's network. Contributor and Owner grant all of that too.
+const (
+	NetworkContributor = "/providers/Microsoft.Authorization/roleDefinitions/4d97b98b-1d4f-4787-a291-c67834d212e7"
+	Contributor        = "/providers/Microsoft.Authorization/roleDefinitions/b24988ac-6180-42a0-ab88-20f7382dd24c"
+	Owner              = "/providers/Microsoft.Authorization/roleDefinitions/8e3af657-a8ff-443c-a75c-2fe8c4bcb635"
+)
 
 // Scope is a resource of the customer's network a role is required on.
 type Scope string
@@ -59,9 +66,17 @@ const (
 type Requirement struct {
 	// Operator is the control plane operator (a key of controlPlaneOperators), or ServiceIdentity.
 	Operator string
-	Role     string
-	Scopes   []Scope
+	// Role is the role required; Alternatives are roles that grant all it does.
+	Role         string
+	Alternatives []string
+	Scopes       []Scope
 }
+
+// networkRole is Network Contributor, or a built-in role above it.
+var networkRole = struct {
+	role         string
+	alternatives []string
+}{NetworkContributor, []string{Contributor, Owner}}
 
 // ServiceIdentity names the cluster's service managed identity in RequiredRoles.
 const ServiceIdentity = "serviceManagedIdentity"
@@ -71,11 +86,11 @@ const ServiceIdentity = "serviceManagedIdentity"
 // manages the control plane's private endpoint. A cluster that names no identity for an operator is
 // not asked for its roles. The README's "The Azure side" section lists this table.
 var RequiredRoles = []Requirement{
-	{Operator: "control-plane", Role: NetworkContributor, Scopes: []Scope{ScopeSubnet, ScopeNetworkSecurityGroup, ScopeVirtualNetwork}},
-	{Operator: "cloud-controller-manager", Role: NetworkContributor, Scopes: []Scope{ScopeSubnet, ScopeNetworkSecurityGroup}},
-	{Operator: "ingress", Role: NetworkContributor, Scopes: []Scope{ScopeSubnet}},
-	{Operator: "cluster-api-azure", Role: NetworkContributor, Scopes: []Scope{ScopeSubnet}},
-	{Operator: ServiceIdentity, Role: NetworkContributor, Scopes: []Scope{ScopeNetworkSecurityGroup, ScopeVirtualNetwork}},
+	{Operator: "control-plane", Role: networkRole.role, Alternatives: networkRole.alternatives, Scopes: []Scope{ScopeSubnet, ScopeNetworkSecurityGroup, ScopeVirtualNetwork}},
+	{Operator: "cloud-controller-manager", Role: networkRole.role, Alternatives: networkRole.alternatives, Scopes: []Scope{ScopeSubnet, ScopeNetworkSecurityGroup}},
+	{Operator: "ingress", Role: networkRole.role, Alternatives: networkRole.alternatives, Scopes: []Scope{ScopeSubnet}},
+	{Operator: "cluster-api-azure", Role: networkRole.role, Alternatives: networkRole.alternatives, Scopes: []Scope{ScopeSubnet}},
+	{Operator: ServiceIdentity, Role: networkRole.role, Alternatives: networkRole.alternatives, Scopes: []Scope{ScopeNetworkSecurityGroup, ScopeVirtualNetwork}},
 }
 
 // Identities is what the controller asks Azure (pkg/azure.IdentitiesClient).
@@ -132,6 +147,12 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return 0, nil
 	}
 	problem, checkErr := c.check(ctx, cluster)
+	if refused := refusal(checkErr); refused != nil {
+		problem, checkErr = refused, nil
+	}
+	// Only a cluster not delivered yet is held back, so only such a one fails; a delivered one keeps its
+	// control plane, and the condition says what is wrong with its identities now.
+	published := clusterstatus.Published(cluster)
 	_, err = clusterstatus.Update(ctx, c.client, Name, cluster, func(cluster *v1alpha1.HCPCluster) {
 		switch {
 		case checkErr != nil:
@@ -139,12 +160,14 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 				"the cluster's managed identities could not be checked yet: "+checkErr.Error())
 		case problem != nil:
 			clusterstatus.SetCondition(cluster, v1alpha1.ConditionAzureIdentitiesValid, metav1.ConditionFalse, problem.reason, problem.message)
-			cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
+			if !published {
+				cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
+			}
 		default:
-			// A cluster this controller refused, now valid, is provisioned again: the customer fixed it.
-			if refused := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionAzureIdentitiesValid); refused != nil &&
-				refused.Status == metav1.ConditionFalse && cluster.Status.ProvisioningState == v1alpha1.ProvisioningStateFailed {
-				cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateProvisioning
+			// A cluster failed before its first delivery, now valid, is provisioned again: the customer
+			// fixed what was refused, or another check will say what is wrong.
+			if !published && cluster.Status.ProvisioningState == v1alpha1.ProvisioningStateFailed {
+				cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateAccepted
 			}
 			clusterstatus.SetCondition(cluster, v1alpha1.ConditionAzureIdentitiesValid, metav1.ConditionTrue, ReasonValid,
 				"every managed identity the cluster names exists, and its control plane's identities hold the roles the service requires")
@@ -163,6 +186,17 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 
 // problem is why a cluster's identities are refused.
 type problem struct{ reason, message string }
+
+// refusal is the problem an error of Azure's is when Azure will give the same answer to the same question
+// (a 4xx other than throttling and timeouts), nil when asking again may help.
+func refusal(err error) *problem {
+	var cloudErr *azure.CloudError
+	if !errors.As(err, &cloudErr) || cloudErr.StatusCode < 400 || cloudErr.StatusCode >= 500 ||
+		cloudErr.StatusCode == 408 || cloudErr.StatusCode == 429 {
+		return nil
+	}
+	return &problem{ReasonAzureRefused, "Azure refused the service's check of the cluster's managed identities: " + err.Error()}
+}
 
 // check returns why the cluster's identities are refused, nil when they are not, or the error that kept
 // Azure from answering.
@@ -209,14 +243,15 @@ func (c *Controller) check(ctx context.Context, cluster *v1alpha1.HCPCluster) (*
 		if req.Operator == ServiceIdentity {
 			who, id = "the service managed identity", ids.ServiceManagedIdentity
 		}
+		roles := append([]string{req.Role}, req.Alternatives...)
 		for _, s := range req.Scopes {
-			missing, err := c.identities.MissingRoles(ctx, scopes[s], principalID, []string{req.Role})
+			missing, err := c.identities.MissingRoles(ctx, scopes[s], principalID, roles)
 			if err != nil {
 				return nil, fmt.Errorf("role assignments of %s: %w", who, err)
 			}
-			if len(missing) > 0 {
-				return &problem{ReasonRoleMissing, fmt.Sprintf("the managed identity %s of %s (principal %s) lacks the role %s on the %s %s",
-					id, who, principalID, strings.Join(missing, ", "), s, scopes[s])}, nil
+			if len(missing) == len(roles) { // none of them held
+				return &problem{ReasonRoleMissing, fmt.Sprintf("the managed identity %s of %s (principal %s) lacks the role %s (or %s) on the %s %s",
+					id, who, principalID, req.Role, strings.Join(req.Alternatives, " or "), s, scopes[s])}, nil
 			}
 		}
 	}

@@ -58,9 +58,11 @@ func TestIdentitiesChecked(t *testing.T) {
 		// wantNamed are in the condition's message.
 		wantNamed []string
 	}{{
-		name: "identities exist and hold their roles, one through its scope's parent",
+		name: "identities exist and hold their roles, one through its scope's parent, one as Owner",
 		seed: func(az *azurestandin.Server, nsg string) {
 			cp, svc := az.AddIdentity(fixtures.ARMID(identityType, "c-cp")), az.AddIdentity(fixtures.ARMID(identityType, "c-service"))
+			ccm := az.AddIdentity(fixtures.ARMID(identityType, "c-ccm"))
+			az.AddRoleAssignment("/subscriptions/"+fixtures.SubscriptionID, ccm.PrincipalID, "/subscriptions/"+fixtures.SubscriptionID+Owner)
 			az.AddRoleAssignment("/subscriptions/"+fixtures.SubscriptionID, cp.PrincipalID, networkContributor)
 			az.AddRoleAssignment(vnet, svc.PrincipalID, networkContributor)
 			az.AddRoleAssignment(nsg, svc.PrincipalID, networkContributor)
@@ -70,6 +72,7 @@ func TestIdentitiesChecked(t *testing.T) {
 		name: "the service identity does not exist",
 		seed: func(az *azurestandin.Server, _ string) {
 			az.AddIdentity(fixtures.ARMID(identityType, "c-cp"))
+			az.AddIdentity(fixtures.ARMID(identityType, "c-ccm"))
 		},
 		wantStatus: metav1.ConditionFalse, wantReason: ReasonIdentityMissing,
 		wantNamed: []string{fixtures.ARMID(identityType, "c-service"), "the service managed identity"},
@@ -77,6 +80,8 @@ func TestIdentitiesChecked(t *testing.T) {
 		name: "the control plane identity lacks its role on the network security group",
 		seed: func(az *azurestandin.Server, nsg string) {
 			cp, svc := az.AddIdentity(fixtures.ARMID(identityType, "c-cp")), az.AddIdentity(fixtures.ARMID(identityType, "c-service"))
+			ccm := az.AddIdentity(fixtures.ARMID(identityType, "c-ccm"))
+			az.AddRoleAssignment("/subscriptions/"+fixtures.SubscriptionID, ccm.PrincipalID, networkContributor)
 			az.AddRoleAssignment(vnet, cp.PrincipalID, networkContributor)
 			az.AddRoleAssignment(vnet, svc.PrincipalID, networkContributor)
 			az.AddRoleAssignment(nsg, svc.PrincipalID, networkContributor)
@@ -85,10 +90,24 @@ func TestIdentitiesChecked(t *testing.T) {
 		},
 		wantStatus: metav1.ConditionFalse, wantReason: ReasonRoleMissing,
 		wantNamed: []string{fixtures.ARMID(identityType, "c-cp"), `"control-plane"`, "4d97b98b-1d4f-4787-a291-c67834d212e7", "network security group " + fixtures.ARMID("Microsoft.Network/networkSecurityGroups", "ns-c")},
+	}, {
+		name: "the cloud controller manager holds its role on the subnet only, through Contributor",
+		seed: func(az *azurestandin.Server, nsg string) {
+			cp, svc := az.AddIdentity(fixtures.ARMID(identityType, "c-cp")), az.AddIdentity(fixtures.ARMID(identityType, "c-service"))
+			ccm := az.AddIdentity(fixtures.ARMID(identityType, "c-ccm"))
+			for _, principal := range []string{cp.PrincipalID, svc.PrincipalID} {
+				az.AddRoleAssignment(vnet, principal, networkContributor)
+				az.AddRoleAssignment(nsg, principal, networkContributor)
+			}
+			az.AddRoleAssignment(vnet, ccm.PrincipalID, "/subscriptions/"+fixtures.SubscriptionID+Contributor)
+		},
+		wantStatus: metav1.ConditionFalse, wantReason: ReasonRoleMissing,
+		wantNamed: []string{fixtures.ARMID(identityType, "c-ccm"), `"cloud-controller-manager"`, "network security group"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			az, clients := standIn(t)
 			cluster := fixtures.HCPCluster("ns", "c")
+			cluster.Spec.Platform.OperatorsAuthentication.UserAssignedIdentities.ControlPlaneOperators["cloud-controller-manager"] = fixtures.ARMID(identityType, "c-ccm")
 			cluster.Generation = 2
 			cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateAccepted
 			tc.seed(az, cluster.Spec.Platform.NetworkSecurityGroupID)
@@ -117,23 +136,23 @@ func TestIdentitiesChecked(t *testing.T) {
 	}
 }
 
-// unreachable is Azure as the SDK leaves it after its retries of a 503.
-type unreachable struct{}
+// answering is Azure answering every question with one error, as the SDK leaves it after its retries.
+type answering struct{ err error }
 
-func (unreachable) GetIdentity(context.Context, string) (string, string, error) {
-	return "", "", &azure.CloudError{StatusCode: 503, Code: "ServiceUnavailable", Message: "try again later"}
+func (a answering) GetIdentity(context.Context, string) (string, string, error) { return "", "", a.err }
+
+func (a answering) MissingRoles(context.Context, string, string, []string) ([]string, error) {
+	return nil, a.err
 }
 
-func (unreachable) MissingRoles(context.Context, string, string, []string) ([]string, error) {
-	return nil, &azure.CloudError{StatusCode: 503, Code: "ServiceUnavailable", Message: "try again later"}
-}
+var unreachable = answering{&azure.CloudError{StatusCode: 503, Code: "ServiceUnavailable", Message: "try again later"}}
 
 // Azure that cannot answer is no verdict: the condition is Unknown, the cluster is not failed, and the
 // sync's error has the queue try again.
 func TestAzureErrorIsNoVerdict(t *testing.T) {
 	cluster := fixtures.HCPCluster("ns", "c")
 	cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateAccepted
-	got, _, err := check(t, unreachable{}, cluster)
+	got, _, err := check(t, unreachable, cluster)
 	if err == nil {
 		t.Fatal("a sync that could not reach Azure returned no error to retry")
 	}
@@ -186,8 +205,33 @@ func TestRefusedClusterComesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionAzureIdentitiesValid) ||
-		got.Status.ProvisioningState != v1alpha1.ProvisioningStateProvisioning || after != 0 {
-		t.Errorf("state %s, conditions %+v, requeue %v; want Provisioning with valid identities, and no recheck",
+		got.Status.ProvisioningState != v1alpha1.ProvisioningStateAccepted || after != 0 {
+		t.Errorf("state %s, conditions %+v, requeue %v; want Accepted again with valid identities, and no recheck",
 			got.Status.ProvisioningState, got.Status.Conditions, after)
+	}
+}
+
+// Azure refusing the service's question for good (403: the service may not read the identity) is a
+// refusal, not a retry for ever; a cluster already delivered is not failed for it, only told.
+func TestAzureRefusalIsAVerdict(t *testing.T) {
+	forbidden := answering{&azure.CloudError{StatusCode: 403, Code: "AuthorizationFailed", Message: "the client may not read the identity"}}
+	for _, delivered := range []bool{false, true} {
+		cluster := fixtures.HCPCluster("ns", "c")
+		cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateAccepted
+		if delivered {
+			cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded
+			cluster.Status.ObservedGeneration = 1
+		}
+		got, after, err := check(t, forbidden, cluster)
+		if err != nil {
+			t.Fatalf("delivered %v: a refusal came back as an error to retry at once: %v", delivered, err)
+		}
+		cond := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionAzureIdentitiesValid)
+		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != ReasonAzureRefused || !strings.Contains(cond.Message, "AuthorizationFailed") || after != time.Minute {
+			t.Errorf("delivered %v: AzureIdentitiesValid %+v, requeue %v; want False %s with Azure's code, checked again after the interval", delivered, cond, after, ReasonAzureRefused)
+		}
+		if want := map[bool]v1alpha1.ProvisioningState{false: v1alpha1.ProvisioningStateFailed, true: v1alpha1.ProvisioningStateSucceeded}[delivered]; got.Status.ProvisioningState != want {
+			t.Errorf("delivered %v: state %s, want %s", delivered, got.Status.ProvisioningState, want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
@@ -28,3 +29,18 @@ func Update(ctx context.Context, client versioned.Interface, fieldManager string
 func SetCondition(cluster *v1alpha1.HCPCluster, conditionType string, status metav1.ConditionStatus, reason, message string) {
 	conditions.Set(&cluster.Status.Conditions, cluster.Generation, conditionType, status, reason, message)
 }
+
+// Published says whether the cluster's bundle was ever handed to its management cluster: an agent reported a
+// generation or a version of it, or its Delivered condition has a reason only a publish leads to. What holds
+// back delivery may hold back only the first one: a published bundle that the source no longer offers is
+// deleted by the agent's next resync, control plane and all.
+func Published(cluster *v1alpha1.HCPCluster) bool {
+	if cluster.Status.ObservedGeneration > 0 || len(cluster.Status.Version.History) > 0 {
+		return true
+	}
+	delivered := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionDelivered)
+	return delivered != nil && delivered.Reason != v1alpha1.ReasonAwaitingAzure && delivered.Reason != ReasonRenderFailed
+}
+
+// ReasonRenderFailed is the reason of Delivered when the cluster's spec cannot be rendered into manifests.
+const ReasonRenderFailed = "RenderFailed"

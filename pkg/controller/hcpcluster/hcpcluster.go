@@ -105,17 +105,19 @@ func (a *adapter) Consumer(cluster *v1alpha1.HCPCluster) (string, error) {
 func (a *adapter) Plan(cluster *v1alpha1.HCPCluster, consumer string) (bundle.Plan[*v1alpha1.HCPCluster], error) {
 	plan := bundle.Plan[*v1alpha1.HCPCluster]{
 		RenderFailed: func(cluster *v1alpha1.HCPCluster, err error) {
-			clusterstatus.SetCondition(cluster, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "RenderFailed", err.Error())
+			clusterstatus.SetCondition(cluster, v1alpha1.ConditionDelivered, metav1.ConditionFalse, clusterstatus.ReasonRenderFailed, err.Error())
 			cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
 		},
 		Report: func(cluster *v1alpha1.HCPCluster, report source.BundleStatus, reported bool) time.Duration {
 			return a.report(cluster, report, reported, consumer)
 		},
 	}
-	if a.opts.Azure {
+	// Only the first delivery waits: a cluster already out there keeps its bundle offered, or the agent's
+	// next resync would delete its control plane. Its later checks show in their conditions.
+	if a.opts.Azure && !clusterstatus.Published(cluster) {
 		if waiting := awaitedAzure(cluster); waiting != "" {
 			plan.Wait = func(cluster *v1alpha1.HCPCluster) {
-				clusterstatus.SetCondition(cluster, v1alpha1.ConditionDelivered, metav1.ConditionFalse, ReasonAwaitingAzure,
+				clusterstatus.SetCondition(cluster, v1alpha1.ConditionDelivered, metav1.ConditionFalse, v1alpha1.ReasonAwaitingAzure,
 					"the cluster is delivered once "+waiting)
 			}
 			return plan, nil
@@ -142,9 +144,6 @@ func (a *adapter) Plan(cluster *v1alpha1.HCPCluster, consumer string) (bundle.Pl
 	}
 	return plan, nil
 }
-
-// ReasonAwaitingAzure is the reason of Delivered while the cluster's Azure side is not ready.
-const ReasonAwaitingAzure = "AwaitingAzure"
 
 // awaitedAzure says what of the cluster's Azure side delivery waits for; empty when nothing.
 func awaitedAzure(cluster *v1alpha1.HCPCluster) string {

@@ -82,8 +82,9 @@ func TestNothingPublishedBeforeTheVersionIsResolvedForTheGeneration(t *testing.T
 	}
 }
 
-// A service that provisions Azure delivers a cluster only once its identities are valid for its
-// generation and its managed resource group is ready; the cluster's Delivered says which it waits for.
+// A service that provisions Azure delivers a cluster the first time only once its identities are valid for
+// its generation and its managed resource group is ready; the cluster's Delivered says which it waits for.
+// A cluster delivered once is offered its bundle whatever its Azure conditions say.
 func TestNothingPublishedBeforeTheAzureSideIsReady(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -107,6 +108,15 @@ func TestNothingPublishedBeforeTheAzureSideIsReady(t *testing.T) {
 			{Type: v1alpha1.ConditionAzureIdentitiesValid, Status: metav1.ConditionTrue, Reason: "IdentitiesValid", ObservedGeneration: 1},
 			{Type: v1alpha1.ConditionManagedResourceGroupReady, Status: metav1.ConditionFalse, Reason: "AzureError"},
 		}, waiting: v1alpha1.ConditionManagedResourceGroupReady},
+		// Holding it back now would have the agent's next resync delete its control plane.
+		{name: "delivered before the service provisioned Azure", conditions: []metav1.Condition{
+			{Type: v1alpha1.ConditionDelivered, Status: metav1.ConditionTrue, Reason: "Applied", ObservedGeneration: 1},
+		}},
+		{name: "delivered, then refused at a new generation", conditions: []metav1.Condition{
+			{Type: v1alpha1.ConditionDelivered, Status: metav1.ConditionFalse, Reason: "Pending", ObservedGeneration: 1},
+			{Type: v1alpha1.ConditionAzureIdentitiesValid, Status: metav1.ConditionFalse, Reason: "RoleAssignmentMissing", ObservedGeneration: 1},
+			{Type: v1alpha1.ConditionManagedResourceGroupReady, Status: metav1.ConditionTrue, Reason: "Created"},
+		}},
 		{name: "ready", conditions: []metav1.Condition{
 			{Type: v1alpha1.ConditionAzureIdentitiesValid, Status: metav1.ConditionTrue, Reason: "IdentitiesValid", ObservedGeneration: 1},
 			{Type: v1alpha1.ConditionManagedResourceGroupReady, Status: metav1.ConditionTrue, Reason: "Created"},
@@ -131,8 +141,8 @@ func TestNothingPublishedBeforeTheAzureSideIsReady(t *testing.T) {
 				t.Fatal(err)
 			}
 			delivered := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionDelivered)
-			if delivered == nil || delivered.Status != metav1.ConditionFalse || delivered.Reason != ReasonAwaitingAzure || !strings.Contains(delivered.Message, tc.waiting) {
-				t.Errorf("Delivered %+v, want False %s naming %s", delivered, ReasonAwaitingAzure, tc.waiting)
+			if delivered == nil || delivered.Status != metav1.ConditionFalse || delivered.Reason != v1alpha1.ReasonAwaitingAzure || !strings.Contains(delivered.Message, tc.waiting) {
+				t.Errorf("Delivered %+v, want False %s naming %s", delivered, v1alpha1.ReasonAwaitingAzure, tc.waiting)
 			}
 		})
 	}

@@ -42,7 +42,10 @@ const (
 	ReasonCreated            = "Created"
 	// ReasonNotOurs: a group of that name exists and is not the cluster's.
 	ReasonNotOurs = "ResourceGroupNotOurs"
-	// ReasonAzureError: Azure refused or could not be asked; the group is tried again.
+	// ReasonAzureRefused: Azure refused to make the group for good (a policy forbids it, say); it is
+	// tried again every poll interval, as for another's group.
+	ReasonAzureRefused = "AzureRefused"
+	// ReasonAzureError: Azure could not be asked (throttled, unavailable); the group is tried again.
 	ReasonAzureError = "AzureError"
 )
 
@@ -76,7 +79,8 @@ type Controller struct {
 	deleting map[string]*azure.DeleteOperation
 }
 
-// New returns the controller.
+// New returns the controller. Without groups (the server provisions no Azure) it only lets deleted
+// clusters go that still hold the finalizer from a time it did, leaving their groups to their owners.
 func New(client versioned.Interface, clusters informers.HCPClusterInformer, groups ResourceGroups, opts Options) (*Controller, error) {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 10 * time.Second
@@ -113,13 +117,18 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	if cluster.DeletionTimestamp != nil {
 		return c.syncDelete(ctx, cluster)
 	}
+	if c.groups == nil {
+		return 0, nil
+	}
 	// A cluster created while the service provisioned no Azure says AzureDisabled: it has no group yet.
 	if cond := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionManagedResourceGroupReady); cond != nil &&
 		cond.Status == metav1.ConditionTrue && cond.Reason != v1alpha1.ReasonAzureDisabled {
 		return 0, nil
 	}
 	if cluster.Status.ClusterID == "" {
-		return 0, nil // stored before clusters had IDs; its status gets one from the registry's next write
+		// Stored before clusters had IDs, so delivered before the service provisioned Azure: nothing
+		// holds it back, and without an ID its group could not be told from another's.
+		return 0, nil
 	}
 	if cond := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionAzureIdentitiesValid); cond == nil ||
 		cond.Status != metav1.ConditionTrue || cond.Reason == v1alpha1.ReasonAzureDisabled {
@@ -142,19 +151,27 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	tags[azure.OwnershipTag] = cluster.Status.ClusterID
 	_, ensureErr := c.groups.EnsureResourceGroup(ctx, subscription, group, cluster.Spec.Location, tags)
 	var notOurs *azure.NotOursError
+	refused := errors.As(ensureErr, &notOurs) || isRefusal(ensureErr)
+	// Only a cluster not delivered yet is held back, so only such a one fails.
+	published := clusterstatus.Published(cluster)
 	_, err = clusterstatus.Update(ctx, c.client, Name, cluster, func(cluster *v1alpha1.HCPCluster) {
 		switch {
-		case errors.As(ensureErr, &notOurs):
+		case notOurs != nil:
 			clusterstatus.SetCondition(cluster, v1alpha1.ConditionManagedResourceGroupReady, metav1.ConditionFalse, ReasonNotOurs, notOurs.Error())
-			cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
+		case refused:
+			clusterstatus.SetCondition(cluster, v1alpha1.ConditionManagedResourceGroupReady, metav1.ConditionFalse, ReasonAzureRefused,
+				fmt.Sprintf("Azure refused to make the managed resource group /subscriptions/%s/resourceGroups/%s: %v", subscription, group, ensureErr))
 		case ensureErr != nil:
 			clusterstatus.SetCondition(cluster, v1alpha1.ConditionManagedResourceGroupReady, metav1.ConditionFalse, ReasonAzureError,
 				fmt.Sprintf("the managed resource group /subscriptions/%s/resourceGroups/%s is not created yet: %v", subscription, group, ensureErr))
-		default:
-			// A cluster failed for another's group, now free, is provisioned again.
-			if taken := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionManagedResourceGroupReady); taken != nil &&
-				taken.Reason == ReasonNotOurs && cluster.Status.ProvisioningState == v1alpha1.ProvisioningStateFailed {
-				cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateProvisioning
+		}
+		switch {
+		case refused && !published:
+			cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
+		case ensureErr == nil:
+			// A cluster failed before its first delivery, now with its group, is provisioned again.
+			if !published && cluster.Status.ProvisioningState == v1alpha1.ProvisioningStateFailed {
+				cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateAccepted
 			}
 			clusterstatus.SetCondition(cluster, v1alpha1.ConditionManagedResourceGroupReady, metav1.ConditionTrue, ReasonCreated,
 				fmt.Sprintf("the managed resource group /subscriptions/%s/resourceGroups/%s exists in %s, tagged %s=%s",
@@ -164,12 +181,19 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	switch {
 	case err != nil:
 		return 0, err
-	case notOurs != nil:
-		return c.opts.PollInterval, nil // the customer may remove the other group
+	case refused:
+		return c.opts.PollInterval, nil // the customer may remove the other group, or lift the policy
 	case ensureErr != nil:
 		return 0, ensureErr
 	}
 	return 0, nil
+}
+
+// isRefusal says Azure will answer the same again: a 4xx other than throttling and timeouts.
+func isRefusal(err error) bool {
+	var cloudErr *azure.CloudError
+	return errors.As(err, &cloudErr) && cloudErr.StatusCode >= 400 && cloudErr.StatusCode < 500 &&
+		cloudErr.StatusCode != 408 && cloudErr.StatusCode != 429
 }
 
 // ensureFinalizer adds the finalizer before anything is made in Azure. The registry adds it to every
@@ -201,6 +225,8 @@ func (c *Controller) syncDelete(ctx context.Context, cluster *v1alpha1.HCPCluste
 	c.mu.Unlock()
 	var err error
 	switch {
+	case c.groups == nil:
+		logger.Info("The server provisions no Azure now: the cluster goes, and its managed resource group, if it has one, is left to its owner")
 	case cluster.Status.ClusterID == "":
 		// Nothing is made for a cluster without an ID.
 	case op == nil:

@@ -180,7 +180,8 @@ func TestGroupNotOurs(t *testing.T) {
 	}
 }
 
-// A cluster failed for another's group is provisioned again once that group is gone.
+// A cluster failed for another's group, before its first delivery, is provisioned again once that group
+// is gone.
 func TestGroupFreedAgain(t *testing.T) {
 	cluster := validCluster()
 	cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
@@ -189,8 +190,8 @@ func TestGroupFreedAgain(t *testing.T) {
 	tc := newTestController(t, cluster)
 	got, _ := tc.sync(t, cluster)
 	if !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionManagedResourceGroupReady) ||
-		got.Status.ProvisioningState != v1alpha1.ProvisioningStateProvisioning {
-		t.Errorf("state %s, conditions %+v; want Provisioning with the group made", got.Status.ProvisioningState, got.Status.Conditions)
+		got.Status.ProvisioningState != v1alpha1.ProvisioningStateAccepted {
+		t.Errorf("state %s, conditions %+v; want Accepted again with the group made", got.Status.ProvisioningState, got.Status.Conditions)
 	}
 }
 
@@ -208,5 +209,45 @@ func TestNothingBeforeIdentities(t *testing.T) {
 		if cond == nil || cond.Reason != ReasonAwaitingIdentities || tc.armRequests() != 0 {
 			t.Errorf("identities %q: ManagedResourceGroupReady %+v after %d requests to Resource Manager; want %s and none", reason, cond, tc.armRequests(), ReasonAwaitingIdentities)
 		}
+	}
+}
+
+// refusing is Azure refusing to make any group, as a policy of the customer's would.
+type refusing struct{}
+
+func (refusing) EnsureResourceGroup(context.Context, string, string, string, map[string]string) (bool, error) {
+	return false, &azure.CloudError{StatusCode: 403, Code: "RequestDisallowedByPolicy", Message: "resource groups must carry the cost-center tag"}
+}
+
+func (refusing) DeleteResourceGroup(context.Context, string, string, string, string) (*azure.DeleteOperation, error) {
+	return nil, &azure.CloudError{StatusCode: 403, Code: "RequestDisallowedByPolicy"}
+}
+
+// Azure refusing the group for good fails a cluster not delivered yet, with Azure's reason, and looks
+// again later; it is no error retried at once for ever.
+func TestGroupRefusedByAzure(t *testing.T) {
+	cluster := validCluster()
+	tc := newTestController(t, cluster)
+	tc.groups = refusing{}
+	got, after := tc.sync(t, cluster)
+	cond := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionManagedResourceGroupReady)
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != ReasonAzureRefused || !strings.Contains(cond.Message, "RequestDisallowedByPolicy") ||
+		got.Status.ProvisioningState != v1alpha1.ProvisioningStateFailed || after != time.Second {
+		t.Errorf("ManagedResourceGroupReady %+v, state %s, requeue %v; want False %s with Azure's code, Failed, and a look again after the poll interval",
+			cond, got.Status.ProvisioningState, after, ReasonAzureRefused)
+	}
+}
+
+// A server that provisions no Azure (any more) lets a deleted cluster go that holds the finalizer, and
+// asks nothing of Azure.
+func TestWithoutAzureTheFinalizerGoes(t *testing.T) {
+	cluster := validCluster()
+	cluster.Finalizers = []string{Finalizer}
+	cluster.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	tc := newTestController(t, cluster)
+	tc.groups = nil
+	got, _ := tc.sync(t, cluster)
+	if slices.Contains(got.Finalizers, Finalizer) || tc.armRequests() != 0 {
+		t.Errorf("finalizers %v after %d requests to Resource Manager; want the finalizer gone and none", got.Finalizers, tc.armRequests())
 	}
 }
