@@ -65,6 +65,17 @@ func IsNotFound(err error) bool { return hasStatus(err, http.StatusNotFound) }
 // changed or created the resource since it was read.
 func IsPreconditionFailed(err error) bool { return hasStatus(err, http.StatusPreconditionFailed) }
 
+// IsRefusal reports whether Azure refused the request for good: a 4xx other than a timeout or
+// throttling, which asking again at once would get again (a policy, a missing permission, a bad request).
+func IsRefusal(err error) bool {
+	var ce *CloudError
+	if !errors.As(err, &ce) {
+		return false
+	}
+	return ce.StatusCode >= 400 && ce.StatusCode < 500 &&
+		ce.StatusCode != http.StatusRequestTimeout && ce.StatusCode != http.StatusTooManyRequests
+}
+
 func hasStatus(err error, status int) bool {
 	var ce *CloudError
 	if errors.As(err, &ce) {

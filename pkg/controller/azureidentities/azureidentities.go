@@ -190,9 +190,7 @@ type problem struct{ reason, message string }
 // refusal is the problem an error of Azure's is when Azure will give the same answer to the same question
 // (a 4xx other than throttling and timeouts), nil when asking again may help.
 func refusal(err error) *problem {
-	var cloudErr *azure.CloudError
-	if !errors.As(err, &cloudErr) || cloudErr.StatusCode < 400 || cloudErr.StatusCode >= 500 ||
-		cloudErr.StatusCode == 408 || cloudErr.StatusCode == 429 {
+	if !azure.IsRefusal(err) {
 		return nil
 	}
 	return &problem{ReasonAzureRefused, "Azure refused the service's check of the cluster's managed identities: " + err.Error()}

@@ -151,7 +151,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	tags[azure.OwnershipTag] = cluster.Status.ClusterID
 	_, ensureErr := c.groups.EnsureResourceGroup(ctx, subscription, group, cluster.Spec.Location, tags)
 	var notOurs *azure.NotOursError
-	refused := errors.As(ensureErr, &notOurs) || isRefusal(ensureErr)
+	refused := errors.As(ensureErr, &notOurs) || azure.IsRefusal(ensureErr)
 	// Only a cluster not delivered yet is held back, so only such a one fails.
 	published := clusterstatus.Published(cluster)
 	_, err = clusterstatus.Update(ctx, c.client, Name, cluster, func(cluster *v1alpha1.HCPCluster) {
@@ -187,13 +187,6 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return 0, ensureErr
 	}
 	return 0, nil
-}
-
-// isRefusal says Azure will answer the same again: a 4xx other than throttling and timeouts.
-func isRefusal(err error) bool {
-	var cloudErr *azure.CloudError
-	return errors.As(err, &cloudErr) && cloudErr.StatusCode >= 400 && cloudErr.StatusCode < 500 &&
-		cloudErr.StatusCode != 408 && cloudErr.StatusCode != 429
 }
 
 // ensureFinalizer adds the finalizer before anything is made in Azure. The registry adds it to every
