@@ -16,7 +16,6 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -142,8 +141,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	}
 	// Identities are checked once per generation: operatorsAuthentication is what may change. A cluster
 	// created while the service provisioned no Azure was never checked.
-	if cond := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionAzureIdentitiesValid); cond != nil &&
-		cond.Status == metav1.ConditionTrue && cond.Reason != v1alpha1.ReasonAzureDisabled && cond.ObservedGeneration == cluster.Generation {
+	if cond := clusterstatus.AzureChecked(cluster, v1alpha1.ConditionAzureIdentitiesValid); cond != nil && cond.ObservedGeneration == cluster.Generation {
 		return 0, nil
 	}
 	problem, checkErr := c.check(ctx, cluster)

@@ -44,3 +44,13 @@ func Published(cluster *v1alpha1.HCPCluster) bool {
 
 // ReasonRenderFailed is the reason of Delivered when the cluster's spec cannot be rendered into manifests.
 const ReasonRenderFailed = "RenderFailed"
+
+// AzureChecked returns the cluster's condition conditionType when it is True from a check of Azure, nil
+// otherwise: a True that says AzureDisabled was written when the service checked nothing.
+func AzureChecked(cluster *v1alpha1.HCPCluster, conditionType string) *metav1.Condition {
+	cond := meta.FindStatusCondition(cluster.Status.Conditions, conditionType)
+	if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason == v1alpha1.ReasonAzureDisabled {
+		return nil
+	}
+	return cond
+}

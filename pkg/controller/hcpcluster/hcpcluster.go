@@ -148,13 +148,10 @@ func (a *adapter) Plan(cluster *v1alpha1.HCPCluster, consumer string) (bundle.Pl
 // awaitedAzure says what of the cluster's Azure side delivery waits for; empty when nothing.
 func awaitedAzure(cluster *v1alpha1.HCPCluster) string {
 	// A cluster created while the service provisioned no Azure says AzureDisabled: it was never checked.
-	identities := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionAzureIdentitiesValid)
-	if identities == nil || identities.Status != metav1.ConditionTrue || identities.Reason == v1alpha1.ReasonAzureDisabled ||
-		identities.ObservedGeneration != cluster.Generation {
+	if identities := clusterstatus.AzureChecked(cluster, v1alpha1.ConditionAzureIdentitiesValid); identities == nil || identities.ObservedGeneration != cluster.Generation {
 		return "its managed identities are valid (" + v1alpha1.ConditionAzureIdentitiesValid + ")"
 	}
-	group := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionManagedResourceGroupReady)
-	if group == nil || group.Status != metav1.ConditionTrue || group.Reason == v1alpha1.ReasonAzureDisabled {
+	if clusterstatus.AzureChecked(cluster, v1alpha1.ConditionManagedResourceGroupReady) == nil {
 		return "its managed resource group is ready (" + v1alpha1.ConditionManagedResourceGroupReady + ")"
 	}
 	return ""

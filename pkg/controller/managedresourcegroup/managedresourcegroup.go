@@ -15,7 +15,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -121,8 +120,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return 0, nil
 	}
 	// A cluster created while the service provisioned no Azure says AzureDisabled: it has no group yet.
-	if cond := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionManagedResourceGroupReady); cond != nil &&
-		cond.Status == metav1.ConditionTrue && cond.Reason != v1alpha1.ReasonAzureDisabled {
+	if clusterstatus.AzureChecked(cluster, v1alpha1.ConditionManagedResourceGroupReady) != nil {
 		return 0, nil
 	}
 	if cluster.Status.ClusterID == "" {
@@ -130,8 +128,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		// holds it back, and without an ID its group could not be told from another's.
 		return 0, nil
 	}
-	if cond := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionAzureIdentitiesValid); cond == nil ||
-		cond.Status != metav1.ConditionTrue || cond.Reason == v1alpha1.ReasonAzureDisabled {
+	if clusterstatus.AzureChecked(cluster, v1alpha1.ConditionAzureIdentitiesValid) == nil {
 		// No resource is made in the customer's subscription for a cluster that may be refused.
 		_, err := clusterstatus.Update(ctx, c.client, Name, cluster, func(cluster *v1alpha1.HCPCluster) {
 			clusterstatus.SetCondition(cluster, v1alpha1.ConditionManagedResourceGroupReady, metav1.ConditionFalse, ReasonAwaitingIdentities,
