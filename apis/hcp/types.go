@@ -30,7 +30,7 @@ const (
 
 // Conditions of an HCPCluster's Azure side, which the service provisions when it runs with
 // --azure-config. A cluster is delivered once its identities are valid and its managed resource group
-// is ready.
+// is ready, and is Succeeded only once its DNS records are written too.
 const (
 	// ConditionAzureIdentitiesValid is True once every managed identity the cluster names exists and
 	// its control plane's identities hold the roles the service requires on its network.
@@ -38,11 +38,17 @@ const (
 	// ConditionManagedResourceGroupReady is True once the cluster's managed resource group exists,
 	// made and tagged by the service for this cluster.
 	ConditionManagedResourceGroupReady = "ManagedResourceGroupReady"
-	// ReasonAzureDisabled is the reason of the two conditions above, True, when the server runs
+	// ConditionDNSReady is True once the records of the cluster's API and applications (*.apps) in the
+	// service's regional DNS zone point at the addresses its management cluster reports for them.
+	ConditionDNSReady = "DNSReady"
+	// ReasonAwaitingAddresses is the reason of DNSReady, False, until the management cluster reports the
+	// addresses the cluster's names are to resolve to.
+	ReasonAwaitingAddresses = "AwaitingAddresses"
+	// ReasonAzureDisabled is the reason of the three conditions above, True, when the server runs
 	// without --azure-config: it provisions nothing in Azure and checks nothing there.
 	ReasonAzureDisabled = "AzureDisabled"
-	// ReasonAwaitingAzure is the reason of Delivered while a cluster's first delivery waits for the two
-	// conditions above.
+	// ReasonAwaitingAzure is the reason of Delivered while a cluster's first delivery waits for the
+	// identities and the managed resource group.
 	ReasonAwaitingAzure = "AwaitingAzure"
 )
 
@@ -88,6 +94,10 @@ const DeliveryFinalizer = "hcp.aro.azure.com/delivery"
 // which waits for its control plane to be gone. It is on the clusters of a service that provisions
 // Azure (--azure-config).
 const ManagedResourceGroupFinalizer = "hcp.aro.azure.com/managed-resource-group"
+
+// DNSFinalizer keeps a deleted HCPCluster until the DNS records the service wrote for it are deleted. It is
+// on the clusters of a service that provisions Azure (--azure-config).
+const DNSFinalizer = "hcp.aro.azure.com/dns-records"
 
 // ExperimentalFeaturesAnnotation, set to "true" on an HCPCluster, lets it use the candidate and
 // nightly channel groups.

@@ -293,7 +293,7 @@ type HCPClusterStatus struct {
 	// +optional
 	ProvisioningState ProvisioningState `json:"provisioningState,omitempty"`
 	// conditions are Placed, VersionResolved, Delivered, Available, Progressing and Degraded, and the Azure
-	// side's AzureIdentitiesValid and ManagedResourceGroupReady.
+	// side's AzureIdentitiesValid, ManagedResourceGroupReady and DNSReady.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -354,6 +354,10 @@ type EndpointStatus struct {
 	// url is where the endpoint is reached.
 	// +optional
 	URL string `json:"url,omitempty"`
+	// address is the IP address the management cluster reports the endpoint is served at; a service
+	// that provisions Azure points the DNS record of the endpoint's name at it.
+	// +optional
+	Address string `json:"address,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

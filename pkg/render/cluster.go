@@ -110,9 +110,43 @@ func ClusterBundle(in ClusterInput, o Options) (*protocol.ManifestBundle, error)
 		},
 	}
 	manifests = append(manifests, authManifests...)
+	// The load balancers that serve the cluster's names are HyperShift's: the agent only reads their
+	// addresses, which the cluster's DNS records point at, and lets go of them with the bundle. The
+	// HostedCluster stays last, as the object everything before exists for.
+	hcpNamespace := ControlPlaneNamespace(o.Environment, c)
+	for _, svc := range []struct {
+		name     string
+		feedback []protocol.JSONPath
+	}{{RouterServiceName, routerFeedback}, {AppsIngressServiceName, appsIngressFeedback}} {
+		manifests = append(manifests, manifest{
+			object: &corev1.Service{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+				ObjectMeta: metav1.ObjectMeta{Name: svc.name, Namespace: hcpNamespace},
+			},
+			resource: "services",
+			feedback: svc.feedback,
+		})
+	}
 	manifests = append(manifests, manifest{object: hc, resource: "hostedclusters", feedback: hostedClusterFeedback})
-	return newBundle(manifests...)
+	b, err := newBundle(manifests...)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(b.ManifestConfigs) - 3; i < len(b.ManifestConfigs)-1; i++ {
+		b.ManifestConfigs[i].UpdateStrategy = &protocol.UpdateStrategy{Type: protocol.UpdateStrategyReadOnly}
+	}
+	return b, nil
 }
+
+const (
+	// RouterServiceName is the Service of HyperShift's router in a control-plane namespace: its load
+	// balancer serves the Routes of the control plane's services, the API's among them.
+	RouterServiceName = "router"
+	// AppsIngressServiceName is the Service whose load balancer serves the hosted cluster's applications
+	// (*.apps). HyperShift's status has no address for them; the management cluster keeps this Service in
+	// the control-plane namespace for the hosted cluster's default ingress.
+	AppsIngressServiceName = "default-ingress"
+)
 
 // Addresses are where a cluster serves, as clusterfacts works them out.
 type Addresses = clusterfacts.Addresses

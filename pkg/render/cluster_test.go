@@ -183,7 +183,7 @@ func TestClusterBundle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkBundleShape(t, b, []string{"Namespace", "Secret", "HostedCluster"})
+			checkBundleShape(t, b, []string{"Namespace", "Secret", "Service", "Service", "HostedCluster"})
 			labels := map[string]string{
 				"api.openshift.com/environment": "dev",
 				"api.openshift.com/id":          clusterID,
@@ -204,7 +204,7 @@ func TestClusterBundle(t *testing.T) {
 			}
 
 			var hc hyperv1.HostedCluster
-			fromJSON(t, string(b.Manifests[2]), &hc)
+			fromJSON(t, string(b.Manifests[len(b.Manifests)-1]), &hc)
 			if hc.Namespace != namespace || !apiequality.Semantic.DeepEqual(hc.Labels, labels) {
 				t.Errorf("HostedCluster in %s with labels %v, want %s with %v", hc.Namespace, hc.Labels, namespace, labels)
 			}
@@ -220,7 +220,7 @@ func TestClusterBundle(t *testing.T) {
 				render.FeedbackDegraded, render.FeedbackDegradedMessage, render.FeedbackVersionHistory, render.FeedbackControlPlaneVersionHistory,
 				render.FeedbackAPIHost, render.FeedbackAPIPort, render.FeedbackExternalAuth, render.FeedbackOIDCClients,
 			}
-			checkFeedbackNames(t, b, map[int][]string{2: wantFeedback})
+			checkFeedbackNames(t, b, map[int][]string{2: {render.FeedbackAPIAddress}, 3: {render.FeedbackAppsAddress}, 4: wantFeedback})
 		})
 	}
 }
@@ -298,8 +298,12 @@ func checkBundleShape(t *testing.T, b *protocol.ManifestBundle, kinds []string) 
 			t.Errorf("manifest config %d names %+v, not the manifest's %v", i, cfg.ResourceIdentifier, obj.Metadata)
 		}
 		want := &protocol.UpdateStrategy{Type: protocol.UpdateStrategyServerSideApply, ServerSideApply: &protocol.ServerSideApplyConfig{Force: true}}
+		if obj.Kind == "Service" {
+			// HyperShift's load balancers, whose addresses the agent only reads.
+			want = &protocol.UpdateStrategy{Type: protocol.UpdateStrategyReadOnly}
+		}
 		if !apiequality.Semantic.DeepEqual(cfg.UpdateStrategy, want) {
-			t.Errorf("update strategy %+v, want forced server-side apply", cfg.UpdateStrategy)
+			t.Errorf("manifest %d (%s): update strategy %+v, want %+v", i, obj.Kind, cfg.UpdateStrategy, want)
 		}
 	}
 	if err := b.Validate(); err != nil {
@@ -358,7 +362,7 @@ func TestClusterBundleIgnoresTheCaseOfARMIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var hc hyperv1.HostedCluster
-	fromJSON(t, string(b.Manifests[2]), &hc)
+	fromJSON(t, string(b.Manifests[len(b.Manifests)-1]), &hc)
 	azure := hc.Spec.Platform.Azure
 	want := "/subscriptions/" + fixtures.SubscriptionID + "/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/vnet/subnets/customer-case"
 	if azure.SubnetID != want || azure.VnetID != strings.TrimSuffix(want, "/subnets/customer-case") {

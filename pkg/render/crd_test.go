@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -138,7 +139,7 @@ func TestHyperShiftAcceptsBundles(t *testing.T) {
 						t.Fatalf("the agent applying generation %d of bundle %d: %v", generation, i, err)
 					}
 					for _, r := range results {
-						if r.Object.GetGeneration() > 1 {
+						if r.Object != nil && r.Object.GetGeneration() > 1 { // nil: a load balancer HyperShift has not made yet
 							t.Errorf("applying the same bundle again changed the spec of %s %s/%s", r.Meta.Kind, r.Meta.Namespace, r.Meta.Name)
 						}
 					}
@@ -188,6 +189,18 @@ func checkFeedback(ctx context.Context, t *testing.T, mc *framework.ManagementCl
 	for _, name := range []string{render.FeedbackProgressing, render.FeedbackDegraded, render.FeedbackAvailableMessage} {
 		if feedbackString(hc, name) == "" {
 			t.Errorf("%s is not reported", name)
+		}
+	}
+
+	// The load balancers of the control plane's router and of the cluster's ingress report an address
+	// each, which the cluster's DNS records point at.
+	for i, name := range map[int]string{hostedClusterIndex - 2: render.FeedbackAPIAddress, hostedClusterIndex - 1: render.FeedbackAppsAddress} {
+		values, err := feedbackOf(ctx, mc, bundles[0], i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if address := net.ParseIP(feedbackString(values, name)); address == nil || address.To4() == nil {
+			t.Errorf("%s = %+v, want the IPv4 address of the load balancer", name, values[name])
 		}
 	}
 
@@ -329,11 +342,11 @@ func testStrictCreateRefuses(t *testing.T, mc *framework.ManagementCluster) {
 				t.Fatal(err)
 			}
 			hc := map[string]any{}
-			if err := json.Unmarshal(b.Manifests[2], &hc); err != nil {
+			if err := json.Unmarshal(b.Manifests[len(b.Manifests)-1], &hc); err != nil {
 				t.Fatal(err)
 			}
 			tc.mutate(hc)
-			if b.Manifests[2], err = json.Marshal(hc); err != nil {
+			if b.Manifests[len(b.Manifests)-1], err = json.Marshal(hc); err != nil {
 				t.Fatal(err)
 			}
 			err = createStrictly(t.Context(), mc, b)
@@ -348,6 +361,9 @@ func testStrictCreateRefuses(t *testing.T, mc *framework.ManagementCluster) {
 // config names, refusing unknown fields.
 func createStrictly(ctx context.Context, mc *framework.ManagementCluster, b *protocol.ManifestBundle) error {
 	for i, raw := range b.Manifests {
+		if st := b.ManifestConfigs[i].UpdateStrategy; st != nil && st.Type == protocol.UpdateStrategyReadOnly {
+			continue // read from the management cluster, never written to it
+		}
 		obj := &unstructured.Unstructured{}
 		if err := json.Unmarshal(raw, &obj.Object); err != nil {
 			return err

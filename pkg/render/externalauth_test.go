@@ -79,7 +79,7 @@ func TestClusterBundleWithExternalAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkBundleShape(t, b, []string{"Namespace", "Secret", "ConfigMap", "Secret", "HostedCluster"})
+	checkBundleShape(t, b, []string{"Namespace", "Secret", "ConfigMap", "Secret", "Service", "Service", "HostedCluster"})
 	labels := map[string]string{
 		"api.openshift.com/environment": "dev",
 		"api.openshift.com/id":          clusterID,
@@ -100,13 +100,13 @@ func TestClusterBundleWithExternalAuth(t *testing.T) {
 	}
 
 	var hc hyperv1.HostedCluster
-	fromJSON(t, string(b.Manifests[4]), &hc)
+	fromJSON(t, string(b.Manifests[len(b.Manifests)-1]), &hc)
 	checkHostedClusterBasics(t, &hc, c)
 	if got := hc.Annotations[render.ExternalAuthAnnotation]; got != externalAuthUID+"/3" {
 		t.Errorf("%s = %q, want the external auth's UID/generation", render.ExternalAuthAnnotation, got)
 	}
 	if hc.Spec.Configuration == nil || hc.Spec.Configuration.Authentication == nil {
-		t.Fatalf("no spec.configuration.authentication: %s", b.Manifests[4])
+		t.Fatalf("no spec.configuration.authentication: %s", b.Manifests[len(b.Manifests)-1])
 	}
 	want := &configv1.AuthenticationSpec{
 		Type: configv1.AuthenticationTypeOIDC,
@@ -142,7 +142,7 @@ func TestClusterBundleWithExternalAuth(t *testing.T) {
 		render.FeedbackDegraded, render.FeedbackDegradedMessage, render.FeedbackVersionHistory, render.FeedbackControlPlaneVersionHistory,
 		render.FeedbackAPIHost, render.FeedbackAPIPort, render.FeedbackExternalAuth, render.FeedbackOIDCClients,
 	}
-	checkFeedbackNames(t, b, map[int][]string{4: wantFeedback})
+	checkFeedbackNames(t, b, map[int][]string{4: {render.FeedbackAPIAddress}, 5: {render.FeedbackAppsAddress}, 6: wantFeedback})
 }
 
 // Without an external auth the cluster signs users in with its OAuth server, as before the kind
@@ -154,7 +154,7 @@ func TestClusterBundleExternalAuthAddsOnlyWhatItNeeds(t *testing.T) {
 		t.Fatal(err)
 	}
 	var hc hyperv1.HostedCluster
-	fromJSON(t, string(b.Manifests[2]), &hc)
+	fromJSON(t, string(b.Manifests[len(b.Manifests)-1]), &hc)
 	if _, ok := hc.Annotations[render.ExternalAuthAnnotation]; ok || hc.Spec.Configuration != nil {
 		t.Errorf("without an external auth: annotations %v, configuration %s; want neither", hc.Annotations, toJSON(t, hc.Spec.Configuration))
 	}
@@ -165,8 +165,8 @@ func TestClusterBundleExternalAuthAddsOnlyWhatItNeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkBundleShape(t, b, []string{"Namespace", "Secret", "HostedCluster"})
-	fromJSON(t, string(b.Manifests[2]), &hc)
+	checkBundleShape(t, b, []string{"Namespace", "Secret", "Service", "Service", "HostedCluster"})
+	fromJSON(t, string(b.Manifests[len(b.Manifests)-1]), &hc)
 	auth := hc.Spec.Configuration.Authentication
 	if p := auth.OIDCProviders[0]; p.Name != "public-only" || p.Issuer.CertificateAuthority.Name != "" || p.OIDCClients[0].ClientSecret.Name != "" {
 		t.Errorf("provider %s, want one named after the ARM name, without a CA or a client secret", toJSON(t, p))
@@ -179,8 +179,8 @@ func TestClusterBundleExternalAuthAddsOnlyWhatItNeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(b2.Manifests[2]) == string(b.Manifests[2]) || !strings.Contains(string(b2.Manifests[2]), externalAuthUID+"/4") {
-		t.Errorf("generation 4 renders %s", b2.Manifests[2])
+	if string(b2.Manifests[len(b2.Manifests)-1]) == string(b.Manifests[len(b.Manifests)-1]) || !strings.Contains(string(b2.Manifests[len(b2.Manifests)-1]), externalAuthUID+"/4") {
+		t.Errorf("generation 4 renders %s", b2.Manifests[len(b2.Manifests)-1])
 	}
 }
 

@@ -29,6 +29,12 @@ const (
 	// FeedbackAPIHost and FeedbackAPIPort are where the cluster's API server is reached.
 	FeedbackAPIHost = "apiHost"
 	FeedbackAPIPort = "apiPort"
+	// FeedbackAPIAddress is the IP address of the load balancer of HyperShift's control-plane router,
+	// which serves the cluster's API name (RouterServiceName).
+	FeedbackAPIAddress = "apiAddress"
+	// FeedbackAppsAddress is the IP address of the load balancer of the cluster's default ingress, which
+	// serves *.apps (AppsIngressServiceName).
+	FeedbackAppsAddress = "appsAddress"
 	// FeedbackExternalAuth is the HostedCluster's ExternalAuthAnnotation as applied:
 	// "<UID>/<generation>" of the external auth the management cluster holds; absent when it holds
 	// none.
@@ -90,6 +96,14 @@ var hostedClusterFeedback = []protocol.JSONPath{
 	{Name: FeedbackAPIPort, Path: ".status.controlPlaneEndpoint.port"},
 	{Name: FeedbackExternalAuth, Path: ".metadata.annotations." + escapeDots(ExternalAuthAnnotation)},
 	{Name: FeedbackOIDCClients, Path: ".status.configuration.authentication.oidcClients"},
+}
+
+var routerFeedback = []protocol.JSONPath{
+	{Name: FeedbackAPIAddress, Path: ".status.loadBalancer.ingress[0].ip"},
+}
+
+var appsIngressFeedback = []protocol.JSONPath{
+	{Name: FeedbackAppsAddress, Path: ".status.loadBalancer.ingress[0].ip"},
 }
 
 var nodePoolFeedback = []protocol.JSONPath{

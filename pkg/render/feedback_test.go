@@ -30,7 +30,7 @@ func TestFeedbackReadsHyperShiftStatus(t *testing.T) {
 	}
 
 	hostedCluster := framework.HyperShiftExample(t, "aro-hcp-style-hostedcluster-with-status.yaml", "HostedCluster")
-	hc := feedbackOn(t, hostedCluster, clusterBundle.ManifestConfigs[2])
+	hc := feedbackOn(t, hostedCluster, clusterBundle.ManifestConfigs[len(clusterBundle.ManifestConfigs)-1])
 	history := `[{"completionTime":"2026-11-29T12:20:00Z","image":"quay.io/openshift-release-dev/ocp-release:4.20.8-multi",` +
 		`"startedTime":"2026-11-29T12:00:00Z","state":"Completed","verified":false,"version":"4.20.8"}]`
 	want := map[string]string{
@@ -65,6 +65,27 @@ func TestFeedbackReadsHyperShiftStatus(t *testing.T) {
 	}
 	if !apiequality.Semantic.DeepEqual(wantPool, np) {
 		t.Errorf("NodePool feedback (-want +got):\n%s", diff.Diff(wantPool, np))
+	}
+
+	// The load balancers that serve the cluster's names report the first address of their ingress.
+	for i, want := range map[int]string{2: render.FeedbackAPIAddress, 3: render.FeedbackAppsAddress} {
+		cfg := clusterBundle.ManifestConfigs[i]
+		svc := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Service",
+			"metadata": map[string]any{"name": cfg.ResourceIdentifier.Name, "namespace": cfg.ResourceIdentifier.Namespace},
+			"spec":     map[string]any{"type": "LoadBalancer"},
+			"status": map[string]any{"loadBalancer": map[string]any{"ingress": []any{
+				map[string]any{"ip": "203.0.113.7"}, map[string]any{"ip": "203.0.113.8"},
+			}}},
+		}}
+		if got := feedbackOn(t, svc, cfg); !apiequality.Semantic.DeepEqual(got, map[string]string{want: "203.0.113.7"}) {
+			t.Errorf("Service %s reports %v, want %s=203.0.113.7", cfg.ResourceIdentifier.Name, got, want)
+		}
+		// A load balancer without an address yet reports nothing, and is no error.
+		delete(svc.Object, "status")
+		if got := feedbackOn(t, svc, cfg); len(got) != 0 {
+			t.Errorf("Service %s without an address reports %v, want nothing", cfg.ResourceIdentifier.Name, got)
+		}
 	}
 }
 

@@ -3,11 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -25,8 +27,11 @@ import (
 type azureSide struct {
 	*deliveryStack
 	az *azurestandin.Server
-	// config is the server's --azure-config.
-	config string
+	// config is the server's --azure-config, and clients the service's clients made from it, which the
+	// test reads Azure back with.
+	config  string
+	clients *azure.Clients
+	zoneID  string
 }
 
 const (
@@ -40,9 +45,87 @@ func startAzureSide(t *testing.T) *azureSide {
 	az := azurestandin.Start(t, azurestandin.Options{ResourceGroupDeleteDuration: 3 * time.Second, PollRetryAfter: time.Second})
 	az.AddZone(zoneID)
 	cfg := az.WriteConfig(t, t.TempDir(), azureServiceSubscription, zoneID)
+	loaded, err := azure.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients, err := azure.NewClients(loaded)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The server starts without Azure; enableAzure restarts it with.
 	st := startDeliveryStack(t, hypershiftsim.Options{}, "--azure-recheck-interval=1s")
-	return &azureSide{deliveryStack: st, az: az, config: cfg}
+	return &azureSide{deliveryStack: st, az: az, config: cfg, clients: clients, zoneID: zoneID}
+}
+
+// recordNames are the names of the cluster's API and applications relative to the service's zone, as its
+// status.api.url says them.
+func (a *azureSide) recordNames(t *testing.T, cluster string) (api, apps string) {
+	t.Helper()
+	url := a.server.mustKubectl(t, "get", "hcpcluster/"+cluster, "-o", "jsonpath={.status.api.url}")
+	host := strings.TrimSuffix(strings.TrimPrefix(url, "https://"), ":443")
+	relative, ok := strings.CutSuffix(host, "."+render.DefaultDNSZone)
+	if !ok || !strings.HasPrefix(relative, "api.") {
+		t.Fatalf("%s: status.api.url %q is not api.<name> in the zone %s", cluster, url, render.DefaultDNSZone)
+	}
+	return relative, "*.apps." + strings.TrimPrefix(relative, "api.")
+}
+
+// recordAddress reads the A record of name back through Azure DNS's REST API: its one address, "" when
+// there is no record.
+func (a *azureSide) recordAddress(t *testing.T, name string) string {
+	t.Helper()
+	rs, err := a.clients.DNS.GetRecordSet(t.Context(), a.zoneID, azure.RecordTypeA, name)
+	if azure.IsNotFound(err) {
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addresses []string
+	for _, r := range rs.Properties.ARecords {
+		addresses = append(addresses, r.IPv4Address)
+	}
+	return strings.Join(addresses, ",")
+}
+
+// loadBalancerAddress is the address the management cluster gives the load balancer service of the
+// cluster's control plane.
+func (a *azureSide) loadBalancerAddress(t *testing.T, cluster, service string) string {
+	t.Helper()
+	clusterID := a.server.mustKubectl(t, "get", "hcpcluster/"+cluster, "-o", "jsonpath={.status.clusterID}")
+	svc, err := a.mc.Kube.CoreV1().Services(hypershiftsim.ControlPlaneNamespace("ocm-dev-"+clusterID, cluster)).Get(t.Context(), service, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(svc.Status.LoadBalancer.Ingress) == 0 {
+		t.Fatalf("%s: the load balancer %s has no address", cluster, service)
+	}
+	return svc.Status.LoadBalancer.Ingress[0].IP
+}
+
+// checkRecords checks that the cluster's names resolve, through the service's zone, to its load balancers.
+func (a *azureSide) checkRecords(t *testing.T, cluster string) {
+	t.Helper()
+	api, apps := a.recordNames(t, cluster)
+	for _, r := range []struct{ name, service, status string }{
+		{api, hypershiftsim.RouterServiceName, "{.status.api.address}"},
+		{apps, hypershiftsim.AppsIngressServiceName, "{.status.console.address}"},
+	} {
+		want := a.loadBalancerAddress(t, cluster, r.service)
+		if got := a.recordAddress(t, r.name); got != want {
+			t.Errorf("%s: the A record %s is %q, want the address of its load balancer %s, %s", cluster, r.name, got, r.service, want)
+		}
+		if got := a.server.mustKubectl(t, "get", "hcpcluster/"+cluster, "-o", "jsonpath="+r.status); got != want {
+			t.Errorf("%s: %s is %q, want %s", cluster, r.status, got, want)
+		}
+	}
+}
+
+// recordWrites counts the writes of the A record name that Azure took.
+func (a *azureSide) recordWrites(name string) int {
+	path := a.zoneID + "/A/" + name
+	return a.answered(http.MethodPut, path, http.StatusCreated) + a.answered(http.MethodPut, path, http.StatusOK)
 }
 
 // enableAzure restarts the server with --azure-config.
@@ -135,15 +218,7 @@ func TestAzureSide(t *testing.T) {
 	a.grant("taken", false)
 
 	// Someone else's group where "taken" wants its managed group.
-	cfg, err := azure.Load(a.config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clients, err := azure.NewClients(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := clients.ResourceGroups.EnsureResourceGroup(t.Context(), fixtures.SubscriptionID, "default-taken-managed", "eastus",
+	if _, err := a.clients.ResourceGroups.EnsureResourceGroup(t.Context(), fixtures.SubscriptionID, "default-taken-managed", "eastus",
 		map[string]string{azure.OwnershipTag: "someone-else"}); err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +226,9 @@ func TestAzureSide(t *testing.T) {
 	// Azure is busy: identities are read through 429s, groups written through 503s.
 	a.az.Throttle(http.MethodGet, "/subscriptions/"+fixtures.SubscriptionID+"/resourceGroups/rg/providers/Microsoft.ManagedIdentity", 3, time.Second)
 	a.az.Unavailable(http.MethodPut, managedGroupID("good"), 6*time.Second)
+	// And DNS: record writes are throttled, then fail for a while.
+	a.az.Throttle(http.MethodPut, a.zoneID+"/A/", 2, time.Second)
+	a.az.Unavailable(http.MethodPut, a.zoneID+"/A/", 20*time.Second)
 	a.applyClusters(t, "good", "noidentity", "norole", "taken")
 
 	// Refused: the missing identity and the missing role are named, and nothing is made or delivered.
@@ -202,11 +280,45 @@ func TestAzureSide(t *testing.T) {
 	if err != nil || hc.GetCreationTimestamp().Time.Before(readyAt) {
 		t.Errorf("the HostedCluster was made at %v, before the managed group was ready at %v (%v)", hc.GetCreationTimestamp(), readyAt, err)
 	}
+	// Succeeded, its names resolve to its load balancers, each record written once through the faults.
+	a.checkRecords(t, "good")
+	if reason := a.condition(t, "good", "DNSReady", "reason"); reason != "RecordsWritten" {
+		t.Errorf("good: DNSReady reason %q, want RecordsWritten", reason)
+	}
+	goodAPI, goodApps := a.recordNames(t, "good")
+	if a.answered(http.MethodPut, a.zoneID+"/A/"+goodAPI, http.StatusServiceUnavailable)+
+		a.answered(http.MethodPut, a.zoneID+"/A/"+goodAPI, http.StatusTooManyRequests) == 0 {
+		t.Errorf("the DNS faults were not met: requests %v", a.az.Requests())
+	}
+	for _, name := range []string{goodAPI, goodApps} {
+		if n := a.recordWrites(name); n != 1 {
+			t.Errorf("good: the record %s was written %d times, want once", name, n)
+		}
+	}
 	counts := a.hostedClustersByName(t)
 	for _, name := range []string{"noidentity", "norole", "taken"} {
 		if counts[name] != 0 {
 			t.Errorf("%s, refused, was delivered: %d HostedClusters", name, counts[name])
 		}
+	}
+
+	// The API's load balancer gets a new address: its record follows, the applications' stays.
+	hcpNamespace := hypershiftsim.ControlPlaneNamespace("ocm-dev-"+clusterID, "good")
+	router, err := a.mc.Kube.CoreV1().Services(hcpNamespace).Get(t.Context(), hypershiftsim.RouterServiceName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appsBefore := a.recordAddress(t, goodApps)
+	router.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.77"}}
+	if _, err := a.mc.Kube.CoreV1().Services(hcpNamespace).UpdateStatus(t.Context(), router, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a.waitFor(t, "good's API record following its load balancer", time.Minute, func() bool {
+		return a.recordAddress(t, goodAPI) == "192.0.2.77"
+	})
+	a.checkRecords(t, "good")
+	if got := a.recordAddress(t, goodApps); got != appsBefore {
+		t.Errorf("good's applications record moved from %s to %s with the API's load balancer", appsBefore, got)
 	}
 
 	// The cluster from before Azure kept its HostedCluster through the restart and the agent's resync,
@@ -221,6 +333,10 @@ func TestAzureSide(t *testing.T) {
 	if state := s.mustKubectl(t, "get", "hcpcluster/before", "-o", "jsonpath={.status.provisioningState}"); state != "Succeeded" {
 		t.Errorf("the cluster from before Azure is %s, want Succeeded", state)
 	}
+	a.waitFor(t, "before's DNS records", time.Minute, func() bool {
+		return a.condition(t, "before", "DNSReady", "reason") == "RecordsWritten"
+	})
+	a.checkRecords(t, "before")
 
 	// The customer grants the missing role: the refused cluster is checked again and comes up.
 	a.az.AddRoleAssignment(nsg, a.principal(t, "norole-cp"), "/subscriptions/"+fixtures.SubscriptionID+azureidentities.NetworkContributor)
@@ -241,6 +357,16 @@ func TestAzureSide(t *testing.T) {
 	if n := a.answered(http.MethodPut, managedGroupID("crash"), http.StatusCreated) + a.answered(http.MethodPut, managedGroupID("crash"), http.StatusOK); n != 1 {
 		t.Errorf("crash's group was written %d times, want once", n)
 	}
+	a.checkRecords(t, "crash")
+	crashAPI, crashApps := a.recordNames(t, "crash")
+	for _, name := range []string{crashAPI, crashApps} {
+		if n := a.recordWrites(name); n != 1 {
+			t.Errorf("crash: the record %s was written %d times, want once", name, n)
+		}
+	}
+	beforeAPI, beforeApps := a.recordNames(t, "before")
+	noroleAPI, noroleApps := a.recordNames(t, "norole")
+	a.checkRecords(t, "norole")
 
 	// Deletes: each group goes once its control plane is gone, including across a kill -9 during the
 	// group's deletion; the group that is not ours stays.
@@ -270,6 +396,16 @@ func TestAzureSide(t *testing.T) {
 	}
 	if _, ok := a.az.ResourceGroup(managedGroupID("norole")); !ok {
 		t.Errorf("norole's group went with the other clusters")
+	}
+	// The deleted clusters' records are gone, and only theirs: what is left is norole's.
+	left := map[string]bool{}
+	for key := range a.az.RecordSets(a.zoneID) {
+		left[key] = true
+	}
+	want := map[string]bool{"A/" + strings.ToLower(noroleAPI): true, "A/" + strings.ToLower(noroleApps): true}
+	if !maps.Equal(left, want) {
+		t.Errorf("record sets left in the zone %v, want norole's alone %v (deleted: %s %s %s %s %s %s)", left, want,
+			goodAPI, goodApps, crashAPI, crashApps, beforeAPI, beforeApps)
 	}
 }
 

@@ -10,7 +10,11 @@
 //
 //   - HostedCluster: the hypershift.openshift.io/finalizer, the control-plane
 //     namespace <namespace>-<name> with the ConfigMap root-ca (ca.crt: a
-//     self-signed CA certificate, made once per control plane), then status as the operator reports it
+//     self-signed CA certificate, made once per control plane) and two LoadBalancer Services there, router
+//     (HyperShift's control-plane router, which serves the API's Route) and default-ingress (standing for
+//     the hosted cluster's default ingress, *.apps), each given an address from a documentation range
+//     the first time, as a cloud's load balancer controller would (an address a test writes is kept),
+//     then status as the operator reports it
 //     (Available, Progressing, Degraded and the other conditions, version and
 //     controlPlaneVersion history going Partial -> Completed, controlPlaneEndpoint,
 //     the <name>-admin-kubeconfig Secret). A change of spec.release.image is an

@@ -370,6 +370,9 @@ func (s *Simulator) syncHostedCluster(ctx context.Context, key cache.ObjectName)
 	if err := s.ensureRootCA(ctx, ControlPlaneNamespace(hc.GetNamespace(), hc.GetName())); err != nil {
 		return 0, err
 	}
+	if err := s.ensureLoadBalancers(ctx, ControlPlaneNamespace(hc.GetNamespace(), hc.GetName())); err != nil {
+		return 0, err
+	}
 	if err := s.ensureHostedConfigNamespace(ctx, hc); err != nil {
 		return 0, err
 	}

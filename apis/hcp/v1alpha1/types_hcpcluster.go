@@ -295,7 +295,7 @@ type HCPClusterStatus struct {
 	// +optional
 	ProvisioningState ProvisioningState `json:"provisioningState,omitempty" protobuf:"bytes,1,opt,name=provisioningState,casttype=ProvisioningState"`
 	// conditions are Placed, VersionResolved, Delivered, Available, Progressing and Degraded, and the Azure
-	// side's AzureIdentitiesValid and ManagedResourceGroupReady.
+	// side's AzureIdentitiesValid, ManagedResourceGroupReady and DNSReady.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -356,6 +356,10 @@ type EndpointStatus struct {
 	// url is where the endpoint is reached.
 	// +optional
 	URL string `json:"url,omitempty" protobuf:"bytes,1,opt,name=url"`
+	// address is the IP address the management cluster reports the endpoint is served at; a service
+	// that provisions Azure points the DNS record of the endpoint's name at it.
+	// +optional
+	Address string `json:"address,omitempty" protobuf:"bytes,2,opt,name=address"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

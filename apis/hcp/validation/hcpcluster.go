@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"maps"
+	"net"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -441,6 +442,15 @@ func validateHCPClusterStatus(status *hcp.HCPClusterStatus, fldPath *field.Path)
 	allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(status.ObservedGeneration, fldPath.Child("observedGeneration"))...)
 	if status.ClusterID != "" {
 		allErrs = append(allErrs, validateUUID(fldPath.Child("clusterID"), status.ClusterID)...)
+	}
+	// An A record is written from each address: it must be IPv4, as the load balancers' are.
+	for _, a := range []struct {
+		path    *field.Path
+		address string
+	}{{fldPath.Child("api", "address"), status.API.Address}, {fldPath.Child("console", "address"), status.Console.Address}} {
+		if ip := net.ParseIP(a.address); a.address != "" && (ip == nil || ip.To4() == nil || strings.Contains(a.address, ":")) {
+			allErrs = append(allErrs, field.Invalid(a.path, a.address, "must be an IPv4 address"))
+		}
 	}
 	return allErrs
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/azureidentities"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/breakglasscredential"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterdns"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterinspection"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/credentialrevocation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/externalauth"
@@ -74,6 +75,8 @@ type ControllerOptions struct {
 
 	// azure are the clients of the Azure that AzureConfigFile names, made by Validate.
 	azure *azure.Clients
+	// dnsZoneID is the service's regional DNS zone, from AzureConfigFile.
+	dnsZoneID string
 }
 
 func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
@@ -149,6 +152,7 @@ func (c *ControllerOptions) Validate() []error {
 			if c.azure, err = azure.NewClients(cfg); err != nil {
 				errs = append(errs, fmt.Errorf("--azure-config: %w", err))
 			}
+			c.dnsZoneID = cfg.DNSZoneResourceID
 		}
 	}
 	return errs
@@ -254,9 +258,10 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	// Without Azure the group controller only lets deleted clusters go that hold its finalizer from a time
 	// the server provisioned Azure.
 	var resourceGroups managedresourcegroup.ResourceGroups
+	var dns clusterdns.DNS
 	var azureControllers []func(context.Context, int)
 	if o.azure != nil {
-		resourceGroups = o.azure.ResourceGroups
+		resourceGroups, dns = o.azure.ResourceGroups, o.azure.DNS
 		identities, err := azureidentities.New(client, clusterInformer, o.azure.Identities, o.AzureRecheckInterval)
 		if err != nil {
 			return err
@@ -269,7 +274,13 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 	if err != nil {
 		return err
 	}
-	azureControllers = append(azureControllers, groups.Run)
+	records, err := clusterdns.New(client, clusterInformer, dns, clusterdns.Options{
+		ZoneID: o.dnsZoneID, Facts: o.serviceFacts(), PollInterval: o.AzureRecheckInterval,
+	})
+	if err != nil {
+		return err
+	}
+	azureControllers = append(azureControllers, groups.Run, records.Run)
 	pools, err := nodepool.New(client, poolInformer, clusterInformer, mcInformer, catalog,
 		bundle.Gate(publisher, gate), renderOptions)
 	if err != nil {

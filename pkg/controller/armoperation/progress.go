@@ -114,6 +114,7 @@ var failureConditions = []struct {
 	// The Azure side refuses a cluster before delivery, whose condition then only says it waits.
 	{v1alpha1.ConditionAzureIdentitiesValid, metav1.ConditionFalse},
 	{v1alpha1.ConditionManagedResourceGroupReady, metav1.ConditionFalse},
+	{v1alpha1.ConditionDNSReady, metav1.ConditionFalse},
 	{v1alpha1.ConditionDelivered, metav1.ConditionFalse},
 	{v1alpha1.ConditionDegraded, metav1.ConditionTrue},
 	{v1alpha1.ConditionPlaced, metav1.ConditionFalse},

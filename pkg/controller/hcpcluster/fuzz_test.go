@@ -34,7 +34,7 @@ func FuzzApplyReport(f *testing.F) {
 		f.Add(controllertest.MustJSON(f, st.Status), st.Generation)
 	}
 	long := hostedClusterStatus(1, true, "False", "")
-	long.Status.ResourceStatus[0].StatusFeedback.Values[1].Value.String = ptr.To(strings.Repeat("m", 40000))
+	long.Status.ResourceStatus[len(long.Status.ResourceStatus)-1].StatusFeedback.Values[1].Value.String = ptr.To(strings.Repeat("m", 40000))
 	f.Add(controllertest.MustJSON(f, long.Status), int64(1))
 	f.Add([]byte(`{"conditions":[{"type":"Applied","status":"True"}],"resourceStatus":[{"resourceMeta":{"kind":"HostedCluster"},`+
 		`"statusFeedback":{"values":[{"name":"`+render.FeedbackAPIHost+`","fieldValue":{"type":"String","string":"::1"}},`+

@@ -160,8 +160,8 @@ func TestSyncPublishesTheBundleAndFinishesTheDelete(t *testing.T) {
 	if got := publisher.Applied["consumer-1/uid-1"]; got != 1 {
 		t.Fatalf("published %v, want generation 1 of uid-1 to consumer-1", publisher.Applied)
 	}
-	if n := len(publisher.Bundles["uid-1"].Manifests); n != 3 {
-		t.Errorf("the bundle has %d manifests, want the namespace, the pull secret and the HostedCluster", n)
+	if n := len(publisher.Bundles["uid-1"].Manifests); n != 5 {
+		t.Errorf("the bundle has %d manifests, want the namespace, the pull secret, the two load balancers read and the HostedCluster", n)
 	}
 	stored, _ := client.HcpV1alpha1().HCPClusters("ns").Get(ctx, "dev", metav1.GetOptions{})
 	if d := meta.FindStatusCondition(stored.Status.Conditions, v1alpha1.ConditionDelivered); d == nil || d.Reason != "Pending" {
@@ -215,6 +215,14 @@ func hostedClusterStatus(generation int64, applied bool, available string, histo
 	return source.BundleStatus{Generation: generation, Status: &protocol.ManifestBundleStatus{
 		Conditions: []metav1.Condition{{Type: protocol.ConditionApplied, Status: appliedStatus, Message: "refused"}},
 		ResourceStatus: []protocol.ManifestCondition{{
+			ResourceMeta:   protocol.ManifestResourceMeta{Kind: "Service", Name: render.RouterServiceName},
+			StatusFeedback: protocol.StatusFeedbackResult{Values: []protocol.FeedbackValue{value(render.FeedbackAPIAddress, "198.51.100.7")}},
+			Conditions:     []metav1.Condition{{Type: protocol.ConditionApplied, Status: metav1.ConditionTrue}},
+		}, {
+			ResourceMeta:   protocol.ManifestResourceMeta{Kind: "Service", Name: render.AppsIngressServiceName},
+			StatusFeedback: protocol.StatusFeedbackResult{Values: []protocol.FeedbackValue{value(render.FeedbackAppsAddress, "203.0.113.7")}},
+			Conditions:     []metav1.Condition{{Type: protocol.ConditionApplied, Status: metav1.ConditionTrue}},
+		}, {
 			ResourceMeta:   protocol.ManifestResourceMeta{Kind: "HostedCluster", Name: "dev"},
 			StatusFeedback: protocol.StatusFeedbackResult{Values: values},
 			Conditions:     []metav1.Condition{{Type: protocol.ConditionApplied, Status: appliedStatus, Message: "the CRD says no"}},
@@ -230,13 +238,19 @@ func TestApplyReport(t *testing.T) {
 		generation int64
 		state      v1alpha1.ProvisioningState
 		report     *source.BundleStatus
-		wantState  v1alpha1.ProvisioningState
-		delivered  string // reason of Delivered
+		// dnsReady is the status of DNSReady, when the cluster has it.
+		dnsReady  metav1.ConditionStatus
+		wantState v1alpha1.ProvisioningState
+		delivered string // reason of Delivered
 	}{
 		{name: "nothing reported yet", generation: 1, state: v1alpha1.ProvisioningStateAccepted, wantState: v1alpha1.ProvisioningStateAccepted, delivered: "Pending"},
 		{name: "applied, installing", generation: 1, state: v1alpha1.ProvisioningStateAccepted,
 			report: ptr.To(hostedClusterStatus(1, true, "False", string(partial))), wantState: v1alpha1.ProvisioningStateProvisioning, delivered: "Applied"},
 		{name: "available with a completed version", generation: 1, state: v1alpha1.ProvisioningStateProvisioning,
+			report: ptr.To(hostedClusterStatus(1, true, "True", string(completed))), wantState: v1alpha1.ProvisioningStateSucceeded, delivered: "Applied"},
+		{name: "available, its names not in DNS yet", generation: 1, state: v1alpha1.ProvisioningStateProvisioning, dnsReady: metav1.ConditionFalse,
+			report: ptr.To(hostedClusterStatus(1, true, "True", string(completed))), wantState: v1alpha1.ProvisioningStateProvisioning, delivered: "Applied"},
+		{name: "available, its names in DNS", generation: 1, state: v1alpha1.ProvisioningStateProvisioning, dnsReady: metav1.ConditionTrue,
 			report: ptr.To(hostedClusterStatus(1, true, "True", string(completed))), wantState: v1alpha1.ProvisioningStateSucceeded, delivered: "Applied"},
 		{name: "refused by the management cluster", generation: 1, state: v1alpha1.ProvisioningStateProvisioning,
 			report: ptr.To(hostedClusterStatus(1, false, "", "")), wantState: v1alpha1.ProvisioningStateFailed, delivered: "ApplyFailed"},
@@ -247,6 +261,9 @@ func TestApplyReport(t *testing.T) {
 			cluster, _ := placedCluster()
 			cluster.Generation = tc.generation
 			cluster.Status.ProvisioningState = tc.state
+			if tc.dnsReady != "" {
+				meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionDNSReady, Status: tc.dnsReady, Reason: "Test"})
+			}
 			var st source.BundleStatus
 			if tc.report != nil {
 				st = *tc.report
@@ -261,6 +278,9 @@ func TestApplyReport(t *testing.T) {
 			}
 			if tc.delivered == "ApplyFailed" && !strings.Contains(d.Message, "the CRD says no") {
 				t.Errorf("Delivered message %q does not carry the management cluster's refusal", d.Message)
+			}
+			if tc.delivered == "Applied" && (cluster.Status.API.Address != "198.51.100.7" || cluster.Status.Console.Address != "203.0.113.7") {
+				t.Errorf("api.address %q console.address %q, want the load balancers' reported addresses", cluster.Status.API.Address, cluster.Status.Console.Address)
 			}
 			if tc.wantState == v1alpha1.ProvisioningStateSucceeded {
 				if cluster.Status.Version.Actual != "4.20.8" || cluster.Status.API.URL != "https://api.dev.example:6443" {

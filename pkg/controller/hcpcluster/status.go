@@ -3,6 +3,7 @@ package hcpcluster
 import (
 	"encoding/json"
 	"net"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,11 +67,21 @@ func applyReport(cluster *v1alpha1.HCPCluster, st source.BundleStatus, reported 
 		}
 		cluster.Status.API.URL = "https://" + net.JoinHostPort(host, port)
 	}
+	// The load balancers serving the API's and the applications' names; their DNS records follow them.
+	services := bundle.Feedback(st.Status, "Service")
+	if address := services[render.FeedbackAPIAddress]; isIPv4(address) {
+		cluster.Status.API.Address = address
+	}
+	if address := services[render.FeedbackAppsAddress]; isIPv4(address) {
+		cluster.Status.Console.Address = address
+	}
 
 	succeeded := st.Generation == cluster.Generation &&
 		meta.IsStatusConditionTrue(cluster.Status.Conditions, v1alpha1.ConditionAvailable) &&
 		cluster.Status.Version.Actual != "" && cluster.Status.Version.Actual == cluster.Status.Version.Desired &&
-		cluster.Status.API.URL != ""
+		cluster.Status.API.URL != "" &&
+		// A service that provisions Azure says the cluster's names resolve before it is Succeeded.
+		!meta.IsStatusConditionFalse(cluster.Status.Conditions, v1alpha1.ConditionDNSReady)
 	bundle.Progress(&cluster.Status.ProvisioningState, succeeded)
 }
 
@@ -93,4 +104,10 @@ func versionHistory(raw string) []v1alpha1.VersionHistoryEntry {
 		history = append(history, v1alpha1.VersionHistoryEntry{Version: e.Version, State: e.State, StartedTime: e.StartedTime, CompletionTime: e.CompletionTime})
 	}
 	return history
+}
+
+// isIPv4 tells an address an A record can hold from whatever else a load balancer's status may say.
+func isIPv4(address string) bool {
+	ip := net.ParseIP(address)
+	return ip != nil && ip.To4() != nil && !strings.Contains(address, ":")
 }

@@ -1568,6 +1568,13 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_EndpointStatus(ref common.ReferenceC
 							Format:      "",
 						},
 					},
+					"address": {
+						SchemaProps: spec.SchemaProps{
+							Description: "address is the IP address the management cluster reports the endpoint is served at; a service that provisions Azure points the DNS record of the endpoint's name at it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},
@@ -2239,7 +2246,7 @@ func schema_hcp_apiserver_apis_hcp_v1alpha1_HCPClusterStatus(ref common.Referenc
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "conditions are Placed, VersionResolved, Delivered, Available, Progressing and Degraded, and the Azure side's AzureIdentitiesValid and ManagedResourceGroupReady.",
+							Description: "conditions are Placed, VersionResolved, Delivered, Available, Progressing and Degraded, and the Azure side's AzureIdentitiesValid, ManagedResourceGroupReady and DNSReady.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

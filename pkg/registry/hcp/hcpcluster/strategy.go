@@ -66,6 +66,8 @@ func NewStrategy(typer runtime.ObjectTyper, catalog *versioncatalog.Catalog, ser
 			setAddresses(obj, *service)
 			if service.Azure {
 				hcpregistry.AddFinalizer(obj, hcp.ManagedResourceGroupFinalizer)
+				hcpregistry.AddFinalizer(obj, hcp.DNSFinalizer)
+				awaitDNS(obj)
 			} else {
 				setAzureDisabled(obj)
 			}
@@ -100,11 +102,20 @@ func setAddresses(obj *hcp.HCPCluster, service clusterfacts.Settings) {
 // its Azure side, in the create's own write: a server without Azure adds no write to a create.
 func setAzureDisabled(obj *hcp.HCPCluster) {
 	const message = "hcp-apiserver runs without --azure-config: the service neither checks nor provisions this cluster's Azure resources"
-	for _, t := range []string{hcp.ConditionAzureIdentitiesValid, hcp.ConditionManagedResourceGroupReady} {
+	for _, t := range []string{hcp.ConditionAzureIdentitiesValid, hcp.ConditionManagedResourceGroupReady, hcp.ConditionDNSReady} {
 		meta.SetStatusCondition(&obj.Status.Conditions, metav1.Condition{
 			Type: t, Status: metav1.ConditionTrue, Reason: hcp.ReasonAzureDisabled, Message: message, ObservedGeneration: obj.Generation,
 		})
 	}
+}
+
+// awaitDNS says in a new cluster's conditions that its names do not resolve yet, so that nothing reads it as
+// Succeeded before the DNS controller has looked at it.
+func awaitDNS(obj *hcp.HCPCluster) {
+	meta.SetStatusCondition(&obj.Status.Conditions, metav1.Condition{
+		Type: hcp.ConditionDNSReady, Status: metav1.ConditionFalse, Reason: hcp.ReasonAwaitingAddresses, ObservedGeneration: obj.Generation,
+		Message: "the cluster's DNS records are written once its management cluster reports the addresses of its API and applications",
+	})
 }
 
 // resolveVersion sets status.version.desired and VersionResolved, as the version controller does.

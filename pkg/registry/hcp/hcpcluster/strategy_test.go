@@ -42,14 +42,14 @@ func TestCreateAcceptsAndStartsGeneration(t *testing.T) {
 func TestCreateSaysWhatOfAzureIsDone(t *testing.T) {
 	c := validCluster(t)
 	NewStrategy(registrytest.Scheme, nil, &clusterfacts.Settings{}).PrepareForCreate(context.Background(), c)
-	for _, condition := range []string{hcp.ConditionAzureIdentitiesValid, hcp.ConditionManagedResourceGroupReady} {
+	for _, condition := range []string{hcp.ConditionAzureIdentitiesValid, hcp.ConditionManagedResourceGroupReady, hcp.ConditionDNSReady} {
 		if got := meta.FindStatusCondition(c.Status.Conditions, condition); got == nil || got.Status != metav1.ConditionTrue ||
 			got.Reason != hcp.ReasonAzureDisabled || !strings.Contains(got.Message, "--azure-config") {
 			t.Errorf("without Azure, %s is %+v; want True %s saying why", condition, got, hcp.ReasonAzureDisabled)
 		}
 	}
-	if slices.Contains(c.Finalizers, hcp.ManagedResourceGroupFinalizer) {
-		t.Errorf("without Azure, finalizers %v hold %s", c.Finalizers, hcp.ManagedResourceGroupFinalizer)
+	if slices.Contains(c.Finalizers, hcp.ManagedResourceGroupFinalizer) || slices.Contains(c.Finalizers, hcp.DNSFinalizer) {
+		t.Errorf("without Azure, finalizers %v hold one of the Azure side's", c.Finalizers)
 	}
 
 	c = validCluster(t)
@@ -58,8 +58,13 @@ func TestCreateSaysWhatOfAzureIsDone(t *testing.T) {
 		meta.FindStatusCondition(c.Status.Conditions, hcp.ConditionManagedResourceGroupReady) != nil {
 		t.Errorf("with Azure, a new cluster's conditions %+v say something of Azure before its controllers looked", c.Status.Conditions)
 	}
-	if !slices.Contains(c.Finalizers, hcp.ManagedResourceGroupFinalizer) {
-		t.Errorf("with Azure, finalizers %v lack %s", c.Finalizers, hcp.ManagedResourceGroupFinalizer)
+	if !slices.Contains(c.Finalizers, hcp.ManagedResourceGroupFinalizer) || !slices.Contains(c.Finalizers, hcp.DNSFinalizer) {
+		t.Errorf("with Azure, finalizers %v lack %s or %s", c.Finalizers, hcp.ManagedResourceGroupFinalizer, hcp.DNSFinalizer)
+	}
+	// Its names resolve to nothing yet: nothing may read it as Succeeded before DNS says otherwise.
+	if got := meta.FindStatusCondition(c.Status.Conditions, hcp.ConditionDNSReady); got == nil || got.Status != metav1.ConditionFalse ||
+		got.Reason != hcp.ReasonAwaitingAddresses {
+		t.Errorf("with Azure, a new cluster's DNSReady is %+v, want False %s", got, hcp.ReasonAwaitingAddresses)
 	}
 }
 

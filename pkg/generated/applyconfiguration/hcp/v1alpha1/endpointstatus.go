@@ -25,6 +25,9 @@ package v1alpha1
 type EndpointStatusApplyConfiguration struct {
 	// url is where the endpoint is reached.
 	URL *string `json:"url,omitempty"`
+	// address is the IP address the management cluster reports the endpoint is served at; a service
+	// that provisions Azure points the DNS record of the endpoint's name at it.
+	Address *string `json:"address,omitempty"`
 }
 
 // EndpointStatusApplyConfiguration constructs a declarative configuration of the EndpointStatus type for use with
@@ -38,5 +41,13 @@ func EndpointStatus() *EndpointStatusApplyConfiguration {
 // If called multiple times, the URL field is set to the value of the last call.
 func (b *EndpointStatusApplyConfiguration) WithURL(value string) *EndpointStatusApplyConfiguration {
 	b.URL = &value
+	return b
+}
+
+// WithAddress sets the Address field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Address field is set to the value of the last call.
+func (b *EndpointStatusApplyConfiguration) WithAddress(value string) *EndpointStatusApplyConfiguration {
+	b.Address = &value
 	return b
 }

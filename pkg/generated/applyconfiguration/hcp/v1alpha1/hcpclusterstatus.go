@@ -31,7 +31,7 @@ type HCPClusterStatusApplyConfiguration struct {
 	// provisioningState is Accepted, Provisioning, Updating, Deleting, Succeeded, Failed or Canceled.
 	ProvisioningState *hcpv1alpha1.ProvisioningState `json:"provisioningState,omitempty"`
 	// conditions are Placed, VersionResolved, Delivered, Available, Progressing and Degraded, and the Azure
-	// side's AzureIdentitiesValid and ManagedResourceGroupReady.
+	// side's AzureIdentitiesValid, ManagedResourceGroupReady and DNSReady.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 	// observedGeneration is the spec generation the status describes.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
