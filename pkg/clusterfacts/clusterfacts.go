@@ -114,3 +114,9 @@ func shard(clusterID string) string {
 	sum := sha256.Sum256([]byte(clusterID))
 	return hex.EncodeToString(sum[:4])
 }
+
+// UnplacedMessage is the message of Placed, False, when no management cluster in location can take a
+// cluster; placement adds which ones are there and why each cannot.
+func UnplacedMessage(location string) string {
+	return fmt.Sprintf("no schedulable management cluster in %s with free capacity and a connected agent", location)
+}

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 	"github.com/aro-hcp/hcp-apiserver/test/framework"
 	"sigs.k8s.io/yaml"
@@ -31,7 +32,15 @@ func TestControllersFollowTheLeader(t *testing.T) {
 	follower := replicas[1-leader]
 
 	// The follower serves the API; the leader's controllers act on what it stores. The placement controller
-	// is the one that acts here: with no management cluster, it says so in Placed.
+	// is the one that acts here: with a management cluster whose agent never connects (Maestro is off), it
+	// says in Placed why that one cannot take the cluster, which the create's own Placed does not.
+	mc := fixtures.ManagementCluster("mc-1")
+	mc.APIVersion, mc.Kind = "hcp.aro.azure.com/v1alpha1", "ManagementCluster"
+	raw, err := yaml.Marshal(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	follower.mustKubectl(t, "apply", "-f", writeFile(t, "mc-1.yaml", string(raw)))
 	applyCluster(t, follower, "first")
 	waitPlacementTried(t, follower, "first")
 
@@ -84,11 +93,18 @@ func applyCluster(t *testing.T, s *server, name string) {
 	s.mustKubectl(t, "apply", "-f", writeFile(t, name+".yaml", string(raw)))
 }
 
-// waitPlacementTried waits until the placement controller looked for a management cluster for the cluster.
-// The registry resolves the version as it stores a cluster, so VersionResolved says nothing of controllers.
+// waitPlacementTried waits until the placement controller looked for a management cluster for the cluster
+// and found mc-1 without an agent. The registry stores a cluster unplaced and with its version resolved, so
+// only what placement adds to Placed says a controller acted.
 func waitPlacementTried(t *testing.T, s *server, name string) {
 	t.Helper()
-	if out, err := s.kubectl(t, "wait", "--for=condition=Placed=False", "hcpcluster/"+name, "--timeout=50s"); err != nil {
-		t.Fatalf("cluster %s: %v\n%s", name, err, out)
+	want := clusterfacts.UnplacedMessage("eastus") + "; without a connected agent: mc-1"
+	var message string
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 50*time.Second, true, func(context.Context) (bool, error) {
+		message = s.mustKubectl(t, "get", "hcpcluster/"+name, "-o", `jsonpath={.status.conditions[?(@.type=="Placed")].message}`)
+		return message == want, nil
+	})
+	if err != nil {
+		t.Fatalf("cluster %s: Placed says %q, want %q from the leader's placement controller", name, message, want)
 	}
 }

@@ -52,6 +52,10 @@ const (
 	ReasonAwaitingAzure = "AwaitingAzure"
 )
 
+// ReasonNoManagementCluster is the reason of Placed, False, while no management cluster can take the
+// cluster. A new cluster is stored with it, so that one nothing can place costs no status write.
+const ReasonNoManagementCluster = "NoManagementCluster"
+
 // ConditionAgentConnected is True while the Maestro source hears from a ManagementCluster's agent.
 const ConditionAgentConnected = "AgentConnected"
 

@@ -104,7 +104,9 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 }
 
 // Sync handles one cluster, by its namespace/name key, as the workers do.
-func (c *Controller) Sync(ctx context.Context, key string) (time.Duration, error) { return c.sync(ctx, key) }
+func (c *Controller) Sync(ctx context.Context, key string) (time.Duration, error) {
+	return c.sync(ctx, key)
+}
 
 // record is one of a cluster's names and the address it is to resolve to ("" while none is reported).
 type record struct {

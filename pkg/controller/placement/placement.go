@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/queue"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
@@ -113,7 +114,8 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	chosen, why := c.choose(cluster, mcs)
 	_, err = clusterstatus.Update(ctx, c.client, "placement", cluster, func(cluster *v1alpha1.HCPCluster) {
 		if chosen == nil {
-			clusterstatus.SetCondition(cluster, v1alpha1.ConditionPlaced, metav1.ConditionFalse, "NoManagementCluster", why)
+			// Unchanged from the create's own condition when no management cluster is there at all: no write.
+			clusterstatus.SetCondition(cluster, v1alpha1.ConditionPlaced, metav1.ConditionFalse, v1alpha1.ReasonNoManagementCluster, why)
 			return
 		}
 		cluster.Status.ManagementCluster = chosen.Name
@@ -166,7 +168,7 @@ func (c *Controller) choose(cluster *v1alpha1.HCPCluster, mcs []*v1alpha1.Manage
 		candidates = append(candidates, candidate{mc, load})
 	}
 	if len(candidates) == 0 {
-		why := fmt.Sprintf("no schedulable management cluster in %s with free capacity and a connected agent", cluster.Spec.Location)
+		why := clusterfacts.UnplacedMessage(cluster.Spec.Location)
 		for _, group := range []struct {
 			what  string
 			names []string

@@ -1,14 +1,22 @@
 package placement
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
+	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 )
 
@@ -76,5 +84,40 @@ func TestAssumedPlacementsCount(t *testing.T) {
 	cluster.Spec.Location = "eastus"
 	if got, _ := c.choose(cluster, []*v1alpha1.ManagementCluster{managementCluster("only", "eastus", 2, true)}); got != nil {
 		t.Fatalf("chose %s, whose 2 seats are taken (one by a placement the informer has not shown yet)", got.Name)
+	}
+}
+
+// A cluster stored as the registry stores a new one, unplaced, costs no status write while nothing can
+// take it; one that says anything else is written once.
+func TestUnplacedClusterIsNotWrittenAgain(t *testing.T) {
+	asStored := fixtures.HCPCluster("ns", "new")
+	meta.SetStatusCondition(&asStored.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionPlaced, Status: metav1.ConditionFalse,
+		Reason: v1alpha1.ReasonNoManagementCluster, Message: clusterfacts.UnplacedMessage(asStored.Spec.Location)})
+	bare := fixtures.HCPCluster("ns", "old")
+	client := fake.NewSimpleClientset(asStored, bare) //nolint:staticcheck // NewClientset needs the kinds' apply schema, which the generated fake lacks
+	factory := informers.NewSharedInformerFactory(client, 0).Hcp().V1alpha1()
+	c, err := New(client, factory.HCPClusters(), factory.ManagementClusters(), func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cluster := range []*v1alpha1.HCPCluster{asStored, bare} {
+		if err := factory.HCPClusters().Informer().GetIndexer().Add(cluster); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client.ClearActions()
+	for _, key := range []string{"ns/new", "ns/old"} {
+		if _, err := c.sync(context.Background(), key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var written []string
+	for _, a := range client.Actions() {
+		if u, ok := a.(clienttesting.UpdateAction); ok {
+			written = append(written, u.GetObject().(*v1alpha1.HCPCluster).Name)
+		}
+	}
+	if !slices.Equal(written, []string{"old"}) {
+		t.Errorf("status writes of %v, want only the cluster stored without Placed", written)
 	}
 }

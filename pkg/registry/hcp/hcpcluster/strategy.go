@@ -36,6 +36,11 @@ var kind = hcpregistry.Kind[*hcp.HCPCluster]{
 		obj.Status.ProvisioningState = hcp.ProvisioningStateAccepted
 		obj.Status.ClusterID = uuid.NewString()
 		hcpregistry.AddFinalizer(obj, hcp.DeliveryFinalizer)
+		// Unplaced, as placement says it: a cluster no management cluster can take costs no status write.
+		meta.SetStatusCondition(&obj.Status.Conditions, metav1.Condition{
+			Type: hcp.ConditionPlaced, Status: metav1.ConditionFalse, Reason: hcp.ReasonNoManagementCluster,
+			Message: clusterfacts.UnplacedMessage(obj.Spec.Location), ObservedGeneration: obj.Generation,
+		})
 	},
 	SpecUpdated: func(obj, old *hcp.HCPCluster) {
 		obj.Status.ProvisioningState = hcpregistry.StateAfterSpecChange(old.Status.ProvisioningState)

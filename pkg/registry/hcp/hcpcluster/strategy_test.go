@@ -30,6 +30,11 @@ func TestCreateAcceptsAndStartsGeneration(t *testing.T) {
 	if !slices.Equal(c.Finalizers, []string{hcp.DeliveryFinalizer}) {
 		t.Errorf("finalizers %v, want %s", c.Finalizers, hcp.DeliveryFinalizer)
 	}
+	// Stored unplaced, in the words placement would write, so that placement writes only when it places.
+	if placed := meta.FindStatusCondition(c.Status.Conditions, hcp.ConditionPlaced); placed == nil || placed.Status != metav1.ConditionFalse ||
+		placed.Reason != hcp.ReasonNoManagementCluster || placed.Message != clusterfacts.UnplacedMessage(c.Spec.Location) {
+		t.Errorf("after create: Placed %+v, want False %s as placement words it", placed, hcp.ReasonNoManagementCluster)
+	}
 	other := validCluster(t)
 	NewStrategy(registrytest.Scheme, nil, nil).PrepareForCreate(context.Background(), other)
 	if other.Status.ClusterID == c.Status.ClusterID {
