@@ -2,17 +2,21 @@ package generic
 
 import (
 	"context"
+	"errors"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 )
 
 // Category groups every resource of the API so that `kubectl get hcp` lists them together.
@@ -25,6 +29,8 @@ type REST struct {
 	guardDelete   DeleteGuard
 	claimExisting func(context.Context) error
 	beginCreate   BeginCreate
+	// claimsInCreate: the store writes a create's claims in the object's own transaction.
+	claimsInCreate bool
 }
 
 // BeginCreate starts what a create holds until it is written or refused (claims, a lock), once the object
@@ -41,8 +47,18 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 	if options != nil {
 		dryRun = options.DryRun
 	}
-	createValidation, finish := r.beginCreateAfter(createValidation, dryRun)
-	out, err := r.Store.Create(ctx, obj, createValidation, options)
+	if r.claimsInCreate {
+		validate, finish := r.beginCreateAfter(createValidation, dryRun)
+		out, err := r.Store.Create(claims.InCreate(ctx), obj, validate, options)
+		finish(ctx, err == nil)
+		if !errors.Is(err, claims.ErrClaimed) {
+			return out, err
+		}
+		// A value is claimed already: claimed one by one, deciding on each holder, then created again.
+		// Nothing was written, and storing the object again prepares it again.
+	}
+	validate, finish := r.beginCreateAfter(createValidation, dryRun)
+	out, err := r.Store.Create(ctx, obj, validate, options)
 	finish(ctx, err == nil)
 	return out, err
 }
@@ -199,16 +215,43 @@ type StoreOptions struct {
 	ClaimExisting func(context.Context) error
 	// BeginCreate, when set, runs in every create once validation and admission passed.
 	BeginCreate BeginCreate
+	// Claims, when set with BeginCreate, is where BeginCreate claims values: a create then writes them in
+	// the object's own etcd transaction.
+	Claims *claims.Store
 }
 
 // NewStores completes the resource's store on etcd and derives its /status store from it.
 func NewStores(o StoreOptions, optsGetter generic.RESTOptionsGetter) (*REST, *StatusREST, error) {
 	store := o.Store
+	claimsInCreate := o.Claims != nil && o.BeginCreate != nil
+	if claimsInCreate {
+		optsGetter = claimingOptions{RESTOptionsGetter: optsGetter, claims: o.Claims}
+	}
 	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: o.AttrFunc}); err != nil {
 		return nil, nil, err
 	}
 	statusStore := *store
 	statusStore.UpdateStrategy = o.StatusStrategy
 	statusStore.ResetFieldsStrategy = o.StatusStrategy
-	return &REST{Store: store, shortNames: o.ShortNames, guardDelete: o.GuardDelete, claimExisting: o.ClaimExisting, beginCreate: o.BeginCreate}, &StatusREST{store: &statusStore}, nil
+	return &REST{Store: store, shortNames: o.ShortNames, guardDelete: o.GuardDelete, claimExisting: o.ClaimExisting, beginCreate: o.BeginCreate,
+		claimsInCreate: claimsInCreate}, &StatusREST{store: &statusStore}, nil
+}
+
+// claimingOptions decorates a resource's storage so that its creates write their claims.
+type claimingOptions struct {
+	generic.RESTOptionsGetter
+	claims *claims.Store
+}
+
+func (g claimingOptions) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+	opts, err := g.RESTOptionsGetter.GetRESTOptions(resource, example)
+	if err != nil {
+		return opts, err
+	}
+	inner := opts.Decorator
+	if inner == nil {
+		inner = generic.UndecoratedStorage
+	}
+	opts.Decorator = g.claims.WithClaimsInCreate(inner)
+	return opts, nil
 }

@@ -74,6 +74,16 @@ func ClaimUniqueValues[T Object](store *genericregistry.Store, c *claims.Store, 
 					keys = append(keys, claims.Key(v.Space, compared))
 				}
 			}
+			if len(keys) > 0 {
+				// Written with the object, when its store does that (claims.InCreate).
+				deferred, err := c.Defer(ctx, keys, holder)
+				if err != nil {
+					return nil, apierrors.NewInternalError(err)
+				}
+				if deferred {
+					return func(context.Context, bool) {}, nil
+				}
+			}
 			if len(keys) > 1 {
 				undo, taken, err := c.TakeAll(ctx, keys, holder)
 				if err != nil {

@@ -52,6 +52,8 @@ type side struct {
 	name         string
 	config       *rest.Config
 	server, etcd *framework.Process
+	// etcdURL is the etcd member's client URL, whose /metrics say its revision.
+	etcdURL string
 }
 
 // result is what one side did in one round.
@@ -63,7 +65,12 @@ type result struct {
 	cpu           time.Duration // server and etcd, from the round's first create until both were idle again
 	etcdCPU       time.Duration // etcd's part of cpu
 	rss           int64         // server and etcd, after the lists
+	// writes are the etcd write transactions of the round (its revisions), creates and what followed.
+	writes int64
 }
+
+// writesPerCreate are the round's etcd write transactions per object created.
+func (r result) writesPerCreate() float64 { return float64(r.writes) / float64(r.created) }
 
 func (r result) createsPerSecond() float64 { return float64(r.created) / r.creates.Seconds() }
 func (r result) getsPerSecond() float64    { return float64(r.created) / r.gets.Seconds() }
@@ -82,8 +89,8 @@ func TestCRDPeerBenchmark(t *testing.T) {
 		t.Fatal(err)
 	}
 	sides := []side{
-		{name: "CRD on kube-apiserver", config: kube.Config, server: kube.APIServer, etcd: kube.Etcd.Members[0]},
-		{name: "hcp-apiserver", config: hcpConfig, server: hcp.Process, etcd: etcd.Members[0]},
+		{name: "CRD on kube-apiserver", config: kube.Config, server: kube.APIServer, etcd: kube.Etcd.Members[0], etcdURL: kube.Etcd.ClientURLs[0]},
+		{name: "hcp-apiserver", config: hcpConfig, server: hcp.Process, etcd: etcd.Members[0], etcdURL: etcd.ClientURLs[0]},
 	}
 	// results[i][j]: side i in round j. The sides take turns within a round, so that both meet the
 	// machine in the same state, and each keeps its objects from one round to the next.
@@ -93,26 +100,26 @@ func TestCRDPeerBenchmark(t *testing.T) {
 		for i, s := range sides {
 			r := measure(t, s, held, n)
 			results[i] = append(results[i], r)
-			t.Logf("%s: %d objects, %.0f creates/s, %.0f gets/s, list %v, CPU %.2f s, RSS %d MiB", s.name, n,
-				r.createsPerSecond(), r.getsPerSecond(), r.list.Round(time.Millisecond), r.cpu.Seconds(), r.rss>>20)
+			t.Logf("%s: %d objects, %.0f creates/s, %.0f gets/s, list %v, CPU %.2f s, RSS %d MiB, %.2f etcd writes per create", s.name, n,
+				r.createsPerSecond(), r.getsPerSecond(), r.list.Round(time.Millisecond), r.cpu.Seconds(), r.rss>>20, r.writesPerCreate())
 		}
 		held = n
 	}
 
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "\nHCPClusters, %d clients, dynamic JSON client; CPU (the round's creates, gets, lists and what followed) and RSS of the server and its etcd\n", *clients)
-	fmt.Fprintln(w, "objects\tside\tcreates/s\tgets/s\traw list\tCPU s\t(of it etcd)\tRSS MiB\t")
+	fmt.Fprintln(w, "objects\tside\tcreates/s\tgets/s\traw list\tCPU s\t(of it etcd)\tRSS MiB\tetcd writes/create\t")
 	for j := range counts {
 		for i, s := range sides {
 			r := results[i][j]
-			fmt.Fprintf(w, "%d\t%s\t%.0f\t%.0f\t%v\t%.2f\t%.2f\t%d\t\n", r.objects, s.name, r.createsPerSecond(), r.getsPerSecond(),
-				r.list.Round(time.Millisecond), r.cpu.Seconds(), r.etcdCPU.Seconds(), r.rss>>20)
+			fmt.Fprintf(w, "%d\t%s\t%.0f\t%.0f\t%v\t%.2f\t%.2f\t%d\t%.2f\t\n", r.objects, s.name, r.createsPerSecond(), r.getsPerSecond(),
+				r.list.Round(time.Millisecond), r.cpu.Seconds(), r.etcdCPU.Seconds(), r.rss>>20, r.writesPerCreate())
 		}
 		peer, ours := results[0][j], results[1][j]
-		fmt.Fprintf(w, "%d\thcp-apiserver / peer\tx%.2f\tx%.2f\tx%.2f faster\tx%.2f\tx%.2f\tx%.2f\t\n", ours.objects,
+		fmt.Fprintf(w, "%d\thcp-apiserver / peer\tx%.2f\tx%.2f\tx%.2f faster\tx%.2f\tx%.2f\tx%.2f\tx%.2f\t\n", ours.objects,
 			ours.createsPerSecond()/peer.createsPerSecond(), ours.getsPerSecond()/peer.getsPerSecond(),
 			peer.list.Seconds()/ours.list.Seconds(), ours.cpu.Seconds()/peer.cpu.Seconds(), ours.etcdCPU.Seconds()/peer.etcdCPU.Seconds(),
-			float64(ours.rss)/float64(peer.rss))
+			float64(ours.rss)/float64(peer.rss), ours.writesPerCreate()/peer.writesPerCreate())
 	}
 	w.Flush()
 
@@ -157,6 +164,7 @@ func measure(t *testing.T, s side, held, n int) result {
 	}
 	clusters := client.Resource(hcpClusters).Namespace("default")
 	before, etcdBefore := cpu(t, s)
+	revisionBefore := etcdRevision(t, s.etcdURL)
 
 	r := result{objects: n, created: n - held}
 	r.creates = parallel(t, held, n, func(i int) error {
@@ -193,6 +201,7 @@ func measure(t *testing.T, s side, held, n int) result {
 	waitIdle(t, s)
 	after, etcdAfter := cpu(t, s)
 	r.cpu, r.etcdCPU = after-before, etcdAfter-etcdBefore
+	r.writes = etcdRevision(t, s.etcdURL) - revisionBefore
 	for _, p := range []*framework.Process{s.server, s.etcd} {
 		rss, err := framework.ProcessRSS(p.PID())
 		if err != nil {
@@ -260,6 +269,27 @@ func cpu(t *testing.T, s side) (all, etcd time.Duration) {
 	meter.Add("etcd", s.etcd.PID())
 	used := meter.Read(t)
 	return used["server"] + used["etcd"], used["etcd"]
+}
+
+// etcdRevision is the etcd member's current revision, from its metrics: every write transaction, however
+// many keys it writes, moves it on by one.
+func etcdRevision(t *testing.T, clientURL string) int64 {
+	t.Helper()
+	body, err := rawGet(t.Context(), http.DefaultClient, strings.TrimSuffix(clientURL, "/")+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if value, ok := strings.CutPrefix(line, "etcd_debugging_mvcc_current_revision "); ok {
+			revision, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+			if err != nil {
+				t.Fatalf("etcd's revision %q: %v", value, err)
+			}
+			return int64(revision)
+		}
+	}
+	t.Fatalf("etcd at %s reports no etcd_debugging_mvcc_current_revision", clientURL)
+	return 0
 }
 
 func name(i int) string { return fmt.Sprintf("cluster-%06d", i) }

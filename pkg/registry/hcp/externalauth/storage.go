@@ -56,5 +56,6 @@ func newREST(s hcpregistry.Strategy[*hcp.ExternalAuth], optsGetter generic.RESTO
 		AttrFunc:       GetAttrs,
 		ClaimExisting:  claimExisting,
 		BeginCreate:    beginCreate,
+		Claims:         c,
 	}, optsGetter)
 }

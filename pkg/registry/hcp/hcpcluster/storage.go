@@ -47,5 +47,6 @@ func newREST(s hcpregistry.Strategy[*hcp.HCPCluster], optsGetter generic.RESTOpt
 		AttrFunc:       GetAttrs,
 		ClaimExisting:  claimExisting,
 		BeginCreate:    beginCreate,
+		Claims:         c,
 	}, optsGetter)
 }

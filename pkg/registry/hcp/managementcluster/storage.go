@@ -49,5 +49,6 @@ func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *cl
 		AttrFunc:       GetAttrs,
 		ClaimExisting:  claimExisting,
 		BeginCreate:    beginCreate,
+		Claims:         c,
 	}, optsGetter)
 }

@@ -5,6 +5,7 @@ package registrytest
 import (
 	"testing"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -27,6 +28,13 @@ func init() { install.Install(Scheme) }
 // resource on it, encoding objects as v1alpha1 as the server does. The member stops
 // when the test ends.
 func NewRESTOptions(t *testing.T, resource string) generic.RESTOptions {
+	opts, _ := NewRESTOptionsAndClient(t, resource)
+	return opts
+}
+
+// NewRESTOptionsAndClient is NewRESTOptions with a client of the etcd member, for what a test reads or
+// writes beside the store (claims).
+func NewRESTOptionsAndClient(t *testing.T, resource string) (generic.RESTOptions, *clientv3.Client) {
 	server, config := etcd3testing.NewUnsecuredEtcd3TestClientServer(t)
 	t.Cleanup(func() { server.Terminate(t) })
 	config.Codec = serializer.NewCodecFactory(Scheme).LegacyCodec(v1alpha1.SchemeGroupVersion)
@@ -36,7 +44,7 @@ func NewRESTOptions(t *testing.T, resource string) generic.RESTOptions {
 		Decorator:               generic.UndecoratedStorage,
 		DeleteCollectionWorkers: 1,
 		ResourcePrefix:          gr.Group + "/" + gr.Resource,
-	}
+	}, server.V3Client.Client
 }
 
 // OptionsGetter hands out the same options for every resource.
