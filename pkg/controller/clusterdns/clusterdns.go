@@ -143,7 +143,9 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		// Without an ID the cluster has no domain; it was delivered before the service provisioned Azure.
 		return 0, nil
 	}
-	if cluster, err = c.ensureFinalizer(ctx, cluster); err != nil {
+	// The registry adds the finalizer to every cluster created while the service provisions Azure; this is
+	// for clusters created before it did, before any record is written.
+	if cluster, err = clusterstatus.AddFinalizer(ctx, c.client, Name, cluster, Finalizer); err != nil {
 		return 0, err
 	}
 
@@ -217,17 +219,6 @@ func (c *Controller) ensure(ctx context.Context, clusterID string, r record) err
 	return err
 }
 
-// ensureFinalizer adds the finalizer before any record is written. The registry adds it to every cluster
-// created while the service provisions Azure; this is for clusters created before it did.
-func (c *Controller) ensureFinalizer(ctx context.Context, cluster *v1alpha1.HCPCluster) (*v1alpha1.HCPCluster, error) {
-	if slices.Contains(cluster.Finalizers, Finalizer) {
-		return cluster, nil
-	}
-	updated := cluster.DeepCopy()
-	updated.Finalizers = append(updated.Finalizers, Finalizer)
-	return c.client.HcpV1alpha1().HCPClusters(cluster.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: Name})
-}
-
 // syncDelete deletes the records of a deleted cluster, those that are still the cluster's, and lets the
 // cluster go once they are gone. A cluster stops being served as it is deleted, so its names go at once.
 func (c *Controller) syncDelete(ctx context.Context, cluster *v1alpha1.HCPCluster) (time.Duration, error) {
@@ -247,12 +238,7 @@ func (c *Controller) syncDelete(ctx context.Context, cluster *v1alpha1.HCPCluste
 			}
 		}
 	}
-	updated := cluster.DeepCopy()
-	updated.Finalizers = slices.DeleteFunc(updated.Finalizers, func(f string) bool { return f == Finalizer })
-	if _, err := c.client.HcpV1alpha1().HCPClusters(cluster.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: Name}); err != nil {
-		if apierrors.IsNotFound(err) {
-			return 0, nil
-		}
+	if err := clusterstatus.RemoveFinalizer(ctx, c.client, Name, cluster, Finalizer); err != nil {
 		return 0, err
 	}
 	logger.Info("DNS records gone with their cluster")

@@ -4,8 +4,10 @@ package clusterstatus
 
 import (
 	"context"
+	"slices"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -53,4 +55,26 @@ func AzureChecked(cluster *v1alpha1.HCPCluster, conditionType string) *metav1.Co
 		return nil
 	}
 	return cond
+}
+
+// AddFinalizer writes, as fieldManager, the cluster with finalizer added, unless it has it: what a controller
+// makes outside etcd for a cluster is made only once the cluster cannot go without it being undone.
+func AddFinalizer(ctx context.Context, client versioned.Interface, fieldManager string, cluster *v1alpha1.HCPCluster, finalizer string) (*v1alpha1.HCPCluster, error) {
+	if slices.Contains(cluster.Finalizers, finalizer) {
+		return cluster, nil
+	}
+	updated := cluster.DeepCopy()
+	updated.Finalizers = append(updated.Finalizers, finalizer)
+	return client.HcpV1alpha1().HCPClusters(cluster.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
+}
+
+// RemoveFinalizer writes, as fieldManager, the cluster without finalizer; a cluster already gone is no error.
+func RemoveFinalizer(ctx context.Context, client versioned.Interface, fieldManager string, cluster *v1alpha1.HCPCluster, finalizer string) error {
+	updated := cluster.DeepCopy()
+	updated.Finalizers = slices.DeleteFunc(updated.Finalizers, func(f string) bool { return f == finalizer })
+	_, err := client.HcpV1alpha1().HCPClusters(cluster.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }

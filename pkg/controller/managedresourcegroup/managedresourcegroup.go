@@ -136,7 +136,9 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		})
 		return 0, err
 	}
-	if cluster, err = c.ensureFinalizer(ctx, cluster); err != nil {
+	// The registry adds the finalizer to every cluster created while the service provisions Azure; this is
+	// for clusters created before it did, before anything is made in Azure.
+	if cluster, err = clusterstatus.AddFinalizer(ctx, c.client, Name, cluster, Finalizer); err != nil {
 		return 0, err
 	}
 
@@ -186,17 +188,6 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	return 0, nil
 }
 
-// ensureFinalizer adds the finalizer before anything is made in Azure. The registry adds it to every
-// cluster created while the service provisions Azure; this is for clusters created before it did.
-func (c *Controller) ensureFinalizer(ctx context.Context, cluster *v1alpha1.HCPCluster) (*v1alpha1.HCPCluster, error) {
-	if slices.Contains(cluster.Finalizers, Finalizer) {
-		return cluster, nil
-	}
-	updated := cluster.DeepCopy()
-	updated.Finalizers = append(updated.Finalizers, Finalizer)
-	return c.client.HcpV1alpha1().HCPClusters(cluster.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: Name})
-}
-
 // syncDelete deletes the group of a deleted cluster once its control plane is gone (the delivery
 // finalizer is), follows the deletion, and lets the cluster go once the group is gone.
 func (c *Controller) syncDelete(ctx context.Context, cluster *v1alpha1.HCPCluster) (time.Duration, error) {
@@ -240,10 +231,8 @@ func (c *Controller) syncDelete(ctx context.Context, cluster *v1alpha1.HCPCluste
 		return c.opts.PollInterval, nil
 	}
 	c.forget(uid)
-	updated := cluster.DeepCopy()
-	updated.Finalizers = slices.DeleteFunc(updated.Finalizers, func(f string) bool { return f == Finalizer })
-	if _, err := c.client.HcpV1alpha1().HCPClusters(cluster.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: Name}); err != nil {
-		return 0, ignoreNotFound(err)
+	if err := clusterstatus.RemoveFinalizer(ctx, c.client, Name, cluster, Finalizer); err != nil {
+		return 0, err
 	}
 	logger.Info("Managed resource group gone with its cluster")
 	return 0, nil
@@ -253,11 +242,4 @@ func (c *Controller) forget(uid string) {
 	c.mu.Lock()
 	delete(c.deleting, uid)
 	c.mu.Unlock()
-}
-
-func ignoreNotFound(err error) error {
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }
