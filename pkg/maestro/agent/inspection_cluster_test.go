@@ -550,7 +550,7 @@ func testInspectionRBAC(t *testing.T, mc *framework.ManagementCluster) {
 			}
 		}
 	}
-	readOnly := sets.New("pods", "events", "pods/log")
+	readOnly := sets.New("pods", "events", "pods/log", "services")
 	for _, rule := range role.Rules {
 		for _, resource := range rule.Resources {
 			if readOnly.Has(resource) && !sets.New("get", "list", "watch").IsSuperset(sets.New(rule.Verbs...)) {
