@@ -31,6 +31,11 @@ func (s *Server) Unavailable(method, pathPrefix string, d time.Duration) {
 	s.addFault(&fault{method: method, pathPrefix: pathPrefix, status: http.StatusServiceUnavailable, remaining: -1, until: time.Now().Add(d)})
 }
 
+// UnavailableTimes answers the next times matching requests with 503 ServiceUnavailable.
+func (s *Server) UnavailableTimes(method, pathPrefix string, times int) {
+	s.addFault(&fault{method: method, pathPrefix: pathPrefix, status: http.StatusServiceUnavailable, remaining: times})
+}
+
 // Hang leaves the next times matching requests unanswered until their context ends (the client
 // gives up) or the server closes.
 func (s *Server) Hang(method, pathPrefix string, times int) {

@@ -226,10 +226,12 @@ func TestAzureSide(t *testing.T) {
 	// Azure is busy: identities are read through 429s, groups written through 503s.
 	a.az.Throttle(http.MethodGet, "/subscriptions/"+fixtures.SubscriptionID+"/resourceGroups/rg/providers/Microsoft.ManagedIdentity", 3, time.Second)
 	a.az.Unavailable(http.MethodPut, managedGroupID("good"), 6*time.Second)
-	// And DNS: record writes are throttled, then fail for a while.
-	a.az.Throttle(http.MethodPut, a.zoneID+"/A/", 2, time.Second)
-	a.az.Unavailable(http.MethodPut, a.zoneID+"/A/", 20*time.Second)
 	a.applyClusters(t, "good", "noidentity", "norole", "taken")
+	// And DNS: the writes of good's records are throttled, and fail, a few times each. Its names are known
+	// from its create; its records are written only once it is delivered and its load balancers reported.
+	goodAPI, goodApps := a.recordNames(t, "good")
+	a.az.Throttle(http.MethodPut, a.zoneID+"/A/"+goodAPI, 2, time.Second)
+	a.az.UnavailableTimes(http.MethodPut, a.zoneID+"/A/"+goodApps, 6)
 
 	// Refused: the missing identity and the missing role are named, and nothing is made or delivered.
 	a.waitStates(t, "Failed", time.Minute, "noidentity", "norole", "taken")
@@ -285,9 +287,8 @@ func TestAzureSide(t *testing.T) {
 	if reason := a.condition(t, "good", "DNSReady", "reason"); reason != "RecordsWritten" {
 		t.Errorf("good: DNSReady reason %q, want RecordsWritten", reason)
 	}
-	goodAPI, goodApps := a.recordNames(t, "good")
-	if a.answered(http.MethodPut, a.zoneID+"/A/"+goodAPI, http.StatusServiceUnavailable)+
-		a.answered(http.MethodPut, a.zoneID+"/A/"+goodAPI, http.StatusTooManyRequests) == 0 {
+	if a.answered(http.MethodPut, a.zoneID+"/A/"+goodAPI, http.StatusTooManyRequests) != 2 ||
+		a.answered(http.MethodPut, a.zoneID+"/A/"+goodApps, http.StatusServiceUnavailable) != 6 {
 		t.Errorf("the DNS faults were not met: requests %v", a.az.Requests())
 	}
 	for _, name := range []string{goodAPI, goodApps} {
