@@ -25,6 +25,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
+	"github.com/aro-hcp/hcp-apiserver/pkg/listencoding"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/generic"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/armoperation"
@@ -65,6 +66,8 @@ type Config struct {
 	InformerFactory informers.SharedInformerFactory
 	// Rules are what the stores need to keep the rules that span several objects.
 	Rules StorageRules
+	// ListCache keeps the JSON of listed objects per version; nil encodes every item of every list.
+	ListCache *listencoding.Cache
 }
 
 // StorageRules are what the stores need to keep the rules that span several objects while requests race:
@@ -86,6 +89,7 @@ type CompletedConfig struct {
 	GenericConfig   genericapiserver.CompletedConfig
 	InformerFactory informers.SharedInformerFactory
 	Rules           StorageRules
+	ListCache       *listencoding.Cache
 }
 
 // Complete fills in the defaults of the generic server.
@@ -95,7 +99,7 @@ func (c *Config) Complete() CompletedConfig {
 	c.GenericConfig.BuildHandlerChainFunc = func(apiHandler http.Handler, config *genericapiserver.Config) http.Handler {
 		return build(withBodyLimits(apiHandler, config.RequestTimeout/2), config)
 	}
-	return CompletedConfig{GenericConfig: c.GenericConfig.Complete(), InformerFactory: c.InformerFactory, Rules: c.Rules}
+	return CompletedConfig{GenericConfig: c.GenericConfig.Complete(), InformerFactory: c.InformerFactory, Rules: c.Rules, ListCache: c.ListCache}
 }
 
 // Server is a running hcp-apiserver.
@@ -115,6 +119,9 @@ func (c CompletedConfig) New() (*Server, error) {
 	}
 	group := genericapiserver.NewDefaultAPIGroupInfo(hcp.GroupName, Scheme, metav1.ParameterCodec, Codecs)
 	group.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = storage
+	if c.ListCache != nil {
+		group.NegotiatedSerializer = listencoding.NegotiatedSerializer(group.NegotiatedSerializer, c.ListCache)
+	}
 	if err := generic.InstallAPIGroup(&group); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -66,4 +67,54 @@ func emptyObjects(v any, path string) []string {
 		}
 	}
 	return empty
+}
+
+// A JSON list shows every object as it is now, though the server keeps each listed object's JSON between
+// lists: after a change the list shows the new version, and it says what the uncached pretty list says.
+func TestJSONListsShowEachObjectAsItIsNow(t *testing.T) {
+	ctx, ns := context.Background(), namespace(t)
+	for _, name := range []string{"a", "b", "c"} {
+		createCluster(t, ns, name)
+	}
+	path := "/apis/hcp.aro.azure.com/v1alpha1/namespaces/" + ns + "/hcpclusters"
+	list := func(query string) map[string]any {
+		t.Helper()
+		raw, err := client().HcpV1alpha1().RESTClient().Get().AbsPath(path).SetHeader("Accept", "application/json").
+			Param("pretty", query).DoRaw(ctx)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	labels := func(l map[string]any) map[string]any {
+		t.Helper()
+		got := map[string]any{}
+		for _, item := range l["items"].([]any) {
+			meta := item.(map[string]any)["metadata"].(map[string]any)
+			got[meta["name"].(string)] = meta["labels"]
+		}
+		return got
+	}
+
+	list("false") // the objects' JSON is kept
+	clusters := client().HcpV1alpha1().HCPClusters(ns)
+	b, err := clusters.Get(ctx, "b", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Labels = map[string]string{"tier": "gold"}
+	if _, err := clusters.Update(ctx, b, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cached := list("false")
+	if got := labels(cached)["b"]; !reflect.DeepEqual(got, map[string]any{"tier": "gold"}) {
+		t.Fatalf("after b was labelled, the JSON list shows its labels as %v", got)
+	}
+	if fresh := list("true"); !reflect.DeepEqual(cached["items"], fresh["items"]) {
+		t.Fatalf("the JSON list says\n%v\nthe pretty list, encoded afresh, says\n%v", cached["items"], fresh["items"])
+	}
 }

@@ -43,6 +43,7 @@ var (
 	clients  = flag.Int("clients", 16, "concurrent clients for creates and gets")
 	lists    = flag.Int("lists", 5, "lists of all the objects on each side per round, one after another")
 	plotFile = flag.String("plot", "", "a file (.svg, .png) to draw creates/s, list latency and RSS against the object count into; none when empty")
+	profile  = flag.String("profile", "", "in the last round, take hcp-apiserver's CPU profiles of the creates and gets (PREFIX-create.pprof, 20 s from the first create) and of the lists (PREFIX-list.pprof, 10 s from the first list), and its heap after the lists (PREFIX-heap.pprof); none when empty")
 )
 
 var hcpClusters = schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: "v1alpha1", Resource: "hcpclusters"}
@@ -54,6 +55,8 @@ type side struct {
 	server, etcd *framework.Process
 	// etcdURL is the etcd member's client URL, whose /metrics say its revision.
 	etcdURL string
+	// profiled sides serve /debug/pprof to the benchmark's client and are profiled with -profile.
+	profiled bool
 }
 
 // result is what one side did in one round.
@@ -62,9 +65,11 @@ type result struct {
 	created       int           // objects created, and got, in the round
 	creates, gets time.Duration // how long the creates and the gets took
 	list          time.Duration // mean of the raw lists
+	firstList     time.Duration // the first of them, before anything the server keeps between lists
 	cpu           time.Duration // server and etcd, from the round's first create until both were idle again
 	etcdCPU       time.Duration // etcd's part of cpu
 	rss           int64         // server and etcd, after the lists
+	etcdRSS       int64         // etcd's part of rss
 	// writes are the etcd write transactions of the round (its revisions), creates and what followed.
 	writes int64
 }
@@ -90,35 +95,39 @@ func TestCRDPeerBenchmark(t *testing.T) {
 	}
 	sides := []side{
 		{name: "CRD on kube-apiserver", config: kube.Config, server: kube.APIServer, etcd: kube.Etcd.Members[0], etcdURL: kube.Etcd.ClientURLs[0]},
-		{name: "hcp-apiserver", config: hcpConfig, server: hcp.Process, etcd: etcd.Members[0], etcdURL: etcd.ClientURLs[0]},
+		{name: "hcp-apiserver", config: hcpConfig, server: hcp.Process, etcd: etcd.Members[0], etcdURL: etcd.ClientURLs[0], profiled: true},
 	}
 	// results[i][j]: side i in round j. The sides take turns within a round, so that both meet the
 	// machine in the same state, and each keeps its objects from one round to the next.
 	results := make([][]result, len(sides))
 	held := 0
-	for _, n := range counts {
+	for j, n := range counts {
 		for i, s := range sides {
-			r := measure(t, s, held, n)
+			profilePrefix := ""
+			if s.profiled && j == len(counts)-1 {
+				profilePrefix = *profile
+			}
+			r := measure(t, s, held, n, profilePrefix)
 			results[i] = append(results[i], r)
-			t.Logf("%s: %d objects, %.0f creates/s, %.0f gets/s, list %v, CPU %.2f s, RSS %d MiB, %.2f etcd writes per create", s.name, n,
-				r.createsPerSecond(), r.getsPerSecond(), r.list.Round(time.Millisecond), r.cpu.Seconds(), r.rss>>20, r.writesPerCreate())
+			t.Logf("%s: %d objects, %.0f creates/s, %.0f gets/s, list %v, CPU %.2f s, RSS %d MiB (of it etcd %d MiB), %.2f etcd writes per create", s.name, n,
+				r.createsPerSecond(), r.getsPerSecond(), r.list.Round(time.Millisecond), r.cpu.Seconds(), r.rss>>20, r.etcdRSS>>20, r.writesPerCreate())
 		}
 		held = n
 	}
 
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "\nHCPClusters, %d clients, dynamic JSON client; CPU (the round's creates, gets, lists and what followed) and RSS of the server and its etcd\n", *clients)
-	fmt.Fprintln(w, "objects\tside\tcreates/s\tgets/s\traw list\tCPU s\t(of it etcd)\tRSS MiB\tetcd writes/create\t")
+	fmt.Fprintln(w, "objects\tside\tcreates/s\tgets/s\traw list\t(first)\tCPU s\t(of it etcd)\tRSS MiB\tetcd writes/create\t")
 	for j := range counts {
 		for i, s := range sides {
 			r := results[i][j]
-			fmt.Fprintf(w, "%d\t%s\t%.0f\t%.0f\t%v\t%.2f\t%.2f\t%d\t%.2f\t\n", r.objects, s.name, r.createsPerSecond(), r.getsPerSecond(),
-				r.list.Round(time.Millisecond), r.cpu.Seconds(), r.etcdCPU.Seconds(), r.rss>>20, r.writesPerCreate())
+			fmt.Fprintf(w, "%d\t%s\t%.0f\t%.0f\t%v\t%v\t%.2f\t%.2f\t%d\t%.2f\t\n", r.objects, s.name, r.createsPerSecond(), r.getsPerSecond(),
+				r.list.Round(time.Millisecond), r.firstList.Round(time.Millisecond), r.cpu.Seconds(), r.etcdCPU.Seconds(), r.rss>>20, r.writesPerCreate())
 		}
 		peer, ours := results[0][j], results[1][j]
-		fmt.Fprintf(w, "%d\thcp-apiserver / peer\tx%.2f\tx%.2f\tx%.2f faster\tx%.2f\tx%.2f\tx%.2f\tx%.2f\t\n", ours.objects,
+		fmt.Fprintf(w, "%d\thcp-apiserver / peer\tx%.2f\tx%.2f\tx%.2f faster\tx%.2f faster\tx%.2f\tx%.2f\tx%.2f\tx%.2f\t\n", ours.objects,
 			ours.createsPerSecond()/peer.createsPerSecond(), ours.getsPerSecond()/peer.getsPerSecond(),
-			peer.list.Seconds()/ours.list.Seconds(), ours.cpu.Seconds()/peer.cpu.Seconds(), ours.etcdCPU.Seconds()/peer.etcdCPU.Seconds(),
+			peer.list.Seconds()/ours.list.Seconds(), peer.firstList.Seconds()/ours.firstList.Seconds(), ours.cpu.Seconds()/peer.cpu.Seconds(), ours.etcdCPU.Seconds()/peer.etcdCPU.Seconds(),
 			float64(ours.rss)/float64(peer.rss), ours.writesPerCreate()/peer.writesPerCreate())
 	}
 	w.Flush()
@@ -152,8 +161,8 @@ func parseCounts(s string) ([]int, error) {
 }
 
 // measure brings one side from held objects to n: it creates the new ones, gets each of them, lists all
-// of them raw, and reads what that cost its processes.
-func measure(t *testing.T, s side, held, n int) result {
+// of them raw, and reads what that cost its processes. With a profilePrefix it also profiles the server.
+func measure(t *testing.T, s side, held, n int, profilePrefix string) result {
 	t.Helper()
 	ctx := t.Context()
 	cfg := rest.CopyConfig(s.config)
@@ -167,6 +176,27 @@ func measure(t *testing.T, s side, held, n int) result {
 	revisionBefore := etcdRevision(t, s.etcdURL)
 
 	r := result{objects: n, created: n - held}
+	// httpClient speaks to the server as the benchmark's client, for raw lists and profiles.
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := strings.TrimSuffix(cfg.Host, "/")
+	profiling := func(name string, seconds int) (wait func()) {
+		if profilePrefix == "" {
+			return func() {}
+		}
+		done := make(chan error, 1)
+		go func() {
+			done <- fetchProfile(ctx, httpClient, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, seconds), profilePrefix+"-"+name+".pprof")
+		}()
+		return func() {
+			if err := <-done; err != nil {
+				t.Errorf("%s: profile of the %s: %v", s.name, name, err)
+			}
+		}
+	}
+	createProfile := profiling("create", 20)
 	r.creates = parallel(t, held, n, func(i int) error {
 		obj, err := clusterObject(i)
 		if err == nil {
@@ -178,12 +208,10 @@ func measure(t *testing.T, s side, held, n int) result {
 		_, err := clusters.Get(ctx, name(i), metav1.GetOptions{})
 		return err
 	})
+	createProfile()
 	// A raw list: the server's work alone, with no decoding by the client.
-	httpClient, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	listURL := strings.TrimSuffix(cfg.Host, "/") + "/apis/" + v1alpha1.GroupName + "/v1alpha1/namespaces/default/hcpclusters"
+	listURL := base + "/apis/" + v1alpha1.GroupName + "/v1alpha1/namespaces/default/hcpclusters"
+	listProfile := profiling("list", 10)
 	var listed time.Duration
 	for range *lists {
 		start := time.Now()
@@ -191,12 +219,22 @@ func measure(t *testing.T, s side, held, n int) result {
 		if err != nil {
 			t.Fatalf("%s: listing: %v", s.name, err)
 		}
-		listed += time.Since(start)
+		took := time.Since(start)
+		if listed == 0 {
+			r.firstList = took
+		}
+		listed += took
 		if got := bytes.Count(body, []byte(`"uid":`)); got != n { // one per object: items of a typed list carry no kind
 			t.Fatalf("%s: a list returned %d HCPClusters, want %d", s.name, got, n)
 		}
 	}
 	r.list = listed / time.Duration(*lists)
+	listProfile()
+	if profilePrefix != "" {
+		if err := fetchProfile(ctx, httpClient, base+"/debug/pprof/heap", profilePrefix+"-heap.pprof"); err != nil {
+			t.Errorf("%s: heap profile: %v", s.name, err)
+		}
+	}
 	// What the creates set off (the controllers' writes, compaction) belongs to the round too.
 	waitIdle(t, s)
 	after, etcdAfter := cpu(t, s)
@@ -208,6 +246,9 @@ func measure(t *testing.T, s side, held, n int) result {
 			t.Fatal(err)
 		}
 		r.rss += rss
+		if p == s.etcd {
+			r.etcdRSS = rss
+		}
 	}
 	return r
 }
@@ -303,6 +344,27 @@ func clusterObject(i int) (*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	return &unstructured.Unstructured{Object: content}, nil
+}
+
+// fetchProfile writes what a /debug/pprof URL answers into file.
+func fetchProfile(ctx context.Context, client *http.Client, url, file string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%s: %s", resp.Status, body)
+	}
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, body, 0o644)
 }
 
 // rawGet reads a URL as JSON, uncompressed, as curl does by default.

@@ -1,0 +1,152 @@
+package listencoding
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
+)
+
+// codecs are the server's codecs as NewDefaultAPIGroupInfo makes them: lists stream item by item.
+func codecs(t *testing.T) serializer.CodecFactory {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	metav1.AddToGroupVersion(scheme, v1alpha1.SchemeGroupVersion)
+	return serializer.NewCodecFactory(scheme, serializer.WithStreamingCollectionEncodingToJSON())
+}
+
+func jsonSerializer(t *testing.T, ns runtime.NegotiatedSerializer) runtime.Serializer {
+	t.Helper()
+	for _, info := range ns.SupportedMediaTypes() {
+		if info.MediaType == runtime.ContentTypeJSON {
+			return info.Serializer
+		}
+	}
+	t.Fatal("no JSON serializer")
+	return nil
+}
+
+func clusterList(n int) *v1alpha1.HCPClusterList {
+	list := &v1alpha1.HCPClusterList{
+		TypeMeta: metav1.TypeMeta{Kind: "HCPClusterList", APIVersion: v1alpha1.SchemeGroupVersion.String()},
+		ListMeta: metav1.ListMeta{ResourceVersion: "900", Continue: "next"},
+	}
+	for i := range n {
+		c := fixtures.HCPCluster("ns", fmt.Sprintf("c-%d", i))
+		c.UID = types.UID(fmt.Sprintf("uid-%d", i))
+		c.ResourceVersion = fmt.Sprint(100 + i)
+		c.Labels = map[string]string{"tier": "<gold & silver>"} // escaped as encoding/json escapes HTML
+		c.CreationTimestamp = metav1.NewTime(time.Date(2026, 12, 4, 1, 2, 3, 0, time.UTC))
+		list.Items = append(list.Items, *c)
+	}
+	return list
+}
+
+func encode(t *testing.T, s runtime.Encoder, obj runtime.Object) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := s.Encode(obj, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// A list encoded through the cache is byte for byte what the server's JSON serializer writes, the first
+// time and from the cache, and an object changed under a new resourceVersion is served as it is now.
+func TestListsAreWhatTheJSONSerializerWrites(t *testing.T) {
+	plain := jsonSerializer(t, codecs(t))
+	cache := NewCache(1<<30, time.Hour)
+	cached := jsonSerializer(t, NegotiatedSerializer(codecs(t), cache))
+
+	list := clusterList(5)
+	list.Items[3].UID = "" // an item that cannot be cached is encoded every time
+	want := encode(t, plain, list)
+	for round := range 2 {
+		if got := encode(t, cached, list); got != want {
+			t.Fatalf("round %d: got\n%s\nwant\n%s", round, got, want)
+		}
+	}
+	if cache.Size() == 0 {
+		t.Fatal("the cache holds nothing after two lists")
+	}
+
+	list.Items[1].Labels = map[string]string{"tier": "bronze"}
+	list.Items[1].ResourceVersion = "777"
+	want = encode(t, plain, list)
+	if got := encode(t, cached, list); got != want {
+		t.Fatalf("after a change: got\n%s\nwant\n%s", got, want)
+	}
+
+	// The same objects as metadata only are other items.
+	partial := &metav1.PartialObjectMetadataList{
+		TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadataList", APIVersion: "meta.k8s.io/v1"},
+	}
+	for _, c := range list.Items {
+		partial.Items = append(partial.Items, metav1.PartialObjectMetadata{ObjectMeta: c.ObjectMeta})
+	}
+	if got, want := encode(t, cached, partial), encode(t, plain, partial); got != want {
+		t.Fatalf("metadata list: got\n%s\nwant\n%s", got, want)
+	}
+
+	// Lists with no items, and objects that are not lists, are written as the serializer writes them.
+	for _, obj := range []runtime.Object{
+		&v1alpha1.HCPClusterList{TypeMeta: list.TypeMeta},
+		&v1alpha1.HCPClusterList{TypeMeta: list.TypeMeta, Items: []v1alpha1.HCPCluster{}},
+		&list.Items[0],
+	} {
+		if got, want := encode(t, cached, obj), encode(t, plain, obj); got != want {
+			t.Fatalf("%T: got\n%s\nwant\n%s", obj, got, want)
+		}
+	}
+}
+
+// The cache holds no more than its budget, and a list larger than the budget is still whole.
+func TestCacheKeepsToItsBudget(t *testing.T) {
+	plain := jsonSerializer(t, codecs(t))
+	list := clusterList(20)
+	itemSize := int64(len(encode(t, plain, &list.Items[0])))
+	budget := 7 * itemSize
+	cache := NewCache(budget, time.Hour)
+	cached := jsonSerializer(t, NegotiatedSerializer(codecs(t), cache))
+	want := encode(t, plain, list)
+	for range 3 {
+		if got := encode(t, cached, list); got != want {
+			t.Fatalf("got\n%s\nwant\n%s", got, want)
+		}
+		if size := cache.Size(); size > budget || size == 0 {
+			t.Fatalf("the cache holds %d bytes, budget %d", size, budget)
+		}
+	}
+}
+
+// What no list has read for two intervals is freed: deleted objects do not stay.
+func TestUnreadItemsAreFreed(t *testing.T) {
+	now := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	cache := NewCache(1<<30, time.Minute)
+	cache.now = func() time.Time { return now }
+	cached := jsonSerializer(t, NegotiatedSerializer(codecs(t), cache))
+	encode(t, cached, clusterList(3))
+	held := cache.Size()
+	empty := &v1alpha1.HCPClusterList{TypeMeta: metav1.TypeMeta{Kind: "HCPClusterList", APIVersion: v1alpha1.SchemeGroupVersion.String()}}
+
+	now = now.Add(time.Minute)
+	encode(t, cached, empty)
+	if got := cache.Size(); got != held {
+		t.Fatalf("after one interval the cache holds %d bytes, want still %d", got, held)
+	}
+	now = now.Add(time.Minute)
+	encode(t, cached, empty)
+	if got := cache.Size(); got != 0 {
+		t.Fatalf("after two unread intervals the cache holds %d bytes, want 0", got)
+	}
+}
