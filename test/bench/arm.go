@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -36,15 +38,17 @@ const (
 // armShim is the arm-shim binary in its local mode (a CA and client certificate of its own), in front
 // of the in-process server, and an HTTPS client that presents that client certificate.
 type armShim struct {
-	url    string
-	client *http.Client
-	cmd    *exec.Cmd
-	exited chan struct{}
+	url string
+	// profiles is the shim's /debug/pprof/ URL when it serves profiles.
+	profiles string
+	client   *http.Client
+	cmd      *exec.Cmd
+	exited   chan struct{}
 }
 
 // startARMShim builds and starts arm-shim on a free loopback port with its files in dir, and returns
 // once it serves /healthz. The client keeps one connection per benchmark client alive.
-func startARMShim(ctx context.Context, dir, kubeconfig string, clients int) (*armShim, error) {
+func startARMShim(ctx context.Context, dir, kubeconfig string, clients int, profiling bool) (*armShim, error) {
 	binary, err := framework.Build("arm-shim")
 	if err != nil {
 		return nil, err
@@ -63,8 +67,17 @@ func startARMShim(ctx context.Context, dir, kubeconfig string, clients int) (*ar
 	defer log.Close()
 	pki := filepath.Join(dir, "pki")
 	s := &armShim{url: "https://127.0.0.1:" + strconv.Itoa(port), exited: make(chan struct{})}
-	s.cmd = exec.Command(binary, "--kubeconfig="+kubeconfig, "--location="+armLocation,
-		"--pki-dir="+pki, "--secure-port="+strconv.Itoa(port))
+	args := []string{"--kubeconfig=" + kubeconfig, "--location=" + armLocation, "--pki-dir=" + pki, "--secure-port=" + strconv.Itoa(port)}
+	if profiling {
+		profilePort, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		address := "127.0.0.1:" + strconv.Itoa(profilePort)
+		args = append(args, "--profiling-address="+address)
+		s.profiles = "http://" + address + "/debug/pprof/"
+	}
+	s.cmd = exec.Command(binary, args...)
 	s.cmd.Stdout, s.cmd.Stderr = log, log
 	if err := s.cmd.Start(); err != nil {
 		return nil, err
@@ -297,6 +310,7 @@ func (b *bench) armRound(ctx context.Context, shim *armShim, n int) (armRow, err
 		}
 	}
 	b.logf("%d clusters: ARM PUTs through arm-shim", n)
+	profiled := b.profileARM(ctx, shim)
 	shimCPU := shim.cpu()
 	put, err := b.measureAPI(ctx, n, b.clients, func(ctx context.Context, i int) error {
 		status, answer, err := shim.do(ctx, http.MethodPut, arm.path(i), armAPIVersion, bodies[i])
@@ -306,11 +320,65 @@ func (b *bench) armRound(ctx context.Context, shim *armShim, n int) (armRow, err
 		return err
 	})
 	put.cpu += shim.cpu() - shimCPU
+	if perr := profiled(); err == nil {
+		err = perr
+	}
 	if err != nil {
 		return armRow{}, err
 	}
 	b.settle(ctx)
 	return armRow{clusters: n, arm: put, api: api}, nil
+}
+
+// armProfileTime is how long the ARM row's profiles run, from the first measured PUT.
+const armProfileTime = 5 * time.Second
+
+// profileARM starts the CPU profiles of -arm-cpu-profile, if asked for, and returns what waits for them.
+func (b *bench) profileARM(ctx context.Context, shim *armShim) (wait func() error) {
+	if b.armProfile == "" {
+		return func() error { return nil }
+	}
+	done := make(chan error, 2)
+	go func() {
+		url := fmt.Sprintf("%sprofile?seconds=%d", shim.profiles, int(armProfileTime.Seconds()))
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			done <- err
+			return
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%s: %s", resp.Status, body)
+		}
+		if err == nil {
+			err = os.WriteFile(b.armProfile+".shim", body, 0o644)
+		}
+		done <- err
+	}()
+	go func() {
+		f, err := os.Create(b.armProfile + ".server")
+		if err != nil {
+			done <- err
+			return
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			done <- err
+			return
+		}
+		time.Sleep(armProfileTime)
+		pprof.StopCPUProfile()
+		done <- nil
+	}()
+	return func() error {
+		return errors.Join(<-done, <-done)
+	}
 }
 
 // settle waits, for at most 30 s, until the server has sent etcd no request for a second: the

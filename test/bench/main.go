@@ -43,6 +43,8 @@ type options struct {
 	dataDir     string
 	// armClusters is how many clusters the ARM row PUTs through arm-shim, and creates on the API; 0: no ARM row.
 	armClusters int
+	// armProfile, when not empty, is where the CPU profiles of the ARM row's PUTs go.
+	armProfile string
 }
 
 func defaultOptions() options {
@@ -55,6 +57,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.contentType, "content-type", o.contentType, "wire format of the typed clientset: protobuf or json")
 	fs.IntVar(&o.lists, "lists", o.lists, "lists (and raw etcd ranges) per round, one after another")
 	fs.IntVar(&o.armClusters, "arm-clusters", o.armClusters, "clusters PUT through arm-shim, and created on the API beside them, after the rounds (0: no ARM row)")
+	fs.StringVar(&o.armProfile, "arm-cpu-profile", o.armProfile, "write CPU profiles of the first 5 s of the ARM row's measured PUTs: arm-shim's to FILE.shim, this process's (server, etcd, clients) to FILE.server; none when empty")
 	fs.StringVar(&o.dataDir, "data-dir", o.dataDir, "folder for etcd's data and the server's certificates (default: a temporary folder, removed afterwards)")
 }
 
@@ -151,7 +154,7 @@ func run(ctx context.Context, o options, out, progress io.Writer) (result, error
 		return res, nil
 	}
 
-	shim, err := startARMShim(ctx, filepath.Join(dataDir, "arm-shim"), server.Kubeconfig, o.clients)
+	shim, err := startARMShim(ctx, filepath.Join(dataDir, "arm-shim"), server.Kubeconfig, o.clients, o.armProfile != "")
 	if err != nil {
 		return res, err
 	}
@@ -163,6 +166,7 @@ func run(ctx context.Context, o options, out, progress io.Writer) (result, error
 	if _, err := b.armRound(ctx, shim, 2*o.clients); err != nil {
 		return res, fmt.Errorf("ARM warm-up: %w", err)
 	}
+	b.armProfile = o.armProfile
 	arm, err := b.armRound(ctx, shim, o.armClusters)
 	if err != nil {
 		return res, fmt.Errorf("ARM row: %w", err)

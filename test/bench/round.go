@@ -27,6 +27,8 @@ type bench struct {
 	clients  int
 	lists    int
 	progress io.Writer
+	// armProfile is -arm-cpu-profile.
+	armProfile string
 }
 
 // roundResult is what one round measured.

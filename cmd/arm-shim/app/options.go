@@ -44,6 +44,8 @@ type Options struct {
 	KubeAPIBurst int
 	// Timeouts bound what one connection can hold, as http.Server's fields of the same names do.
 	Timeouts Timeouts
+	// ProfilingAddress serves Go's profiles at /debug/pprof when not empty.
+	ProfilingAddress string
 }
 
 // Timeouts are the limits of the shim's HTTP server.
@@ -90,6 +92,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"is answered 503, so that the caller hears before the connection is cut. Keep it above --read-timeout.")
 	fs.DurationVar(&o.Timeouts.Idle, "idle-timeout", o.Timeouts.Idle,
 		"How long a keep-alive connection may stay idle between requests before it is closed.")
+	fs.StringVar(&o.ProfilingAddress, "profiling-address", o.ProfilingAddress,
+		"host:port to serve Go's profiles on, at /debug/pprof, over plain HTTP and without authentication: keep it empty (the default, no profiles) or private.")
 }
 
 // Validate checks the flags on their own.
@@ -121,6 +125,11 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("%s %v must be positive: without it one client can hold a connection forever", t.flag, t.value))
 		}
 	}
+	if o.ProfilingAddress != "" {
+		if _, _, err := net.SplitHostPort(o.ProfilingAddress); err != nil {
+			errs = append(errs, fmt.Errorf("--profiling-address %q is not host:port: %v", o.ProfilingAddress, err))
+		}
+	}
 	if o.ClientCAFile == "" && o.PKIDir == "" {
 		errs = append(errs, errors.New("without --client-ca-file, --pki-dir is required"))
 	}
@@ -137,6 +146,8 @@ type Config struct {
 	TLS     *tls.Config
 	// Timeouts are the server's; zero ones are DefaultTimeouts'.
 	Timeouts Timeouts
+	// ProfilingAddress serves /debug/pprof when not empty.
+	ProfilingAddress string
 }
 
 // Config reads the files the flags name (making the local PKI when asked for) and returns the
@@ -171,7 +182,7 @@ func (o *Options) Config(ctx context.Context) (*Config, error) {
 		return nil, err
 	}
 	return &Config{Frontend: fe, Informers: factory, Address: net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)), TLS: tlsConfig,
-		Timeouts: o.Timeouts}, nil
+		Timeouts: o.Timeouts, ProfilingAddress: o.ProfilingAddress}, nil
 }
 
 // LocalPKI names the files of the development PKI in dir. The client certificate is the PKI's admin

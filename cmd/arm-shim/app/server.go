@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -77,6 +79,13 @@ func Serve(ctx context.Context, cfg *Config, listener net.Listener) error {
 		cfg.Informers.Start(ctx.Done())
 		defer cfg.Informers.Shutdown()
 	}
+	if cfg.ProfilingAddress != "" {
+		stop, err := serveProfiles(ctx, cfg.ProfilingAddress)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	url := "https://" + listener.Addr().String()
 	logger.Info("Serving ARM", "url", url, "location", cfg.Frontend.Location())
 
@@ -97,6 +106,22 @@ func Serve(ctx context.Context, cfg *Config, listener net.Listener) error {
 		return err
 	}
 	return nil
+}
+
+// serveProfiles serves Go's profiles on address until stop is called.
+func serveProfiles(ctx context.Context, address string) (stop func(), err error) {
+	listener, err := net.Listen("tcp", address)
+	if err != nil {
+		return nil, fmt.Errorf("--profiling-address: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go server.Serve(listener)
+	klog.FromContext(ctx).Info("Serving Go's profiles", "url", "http://"+listener.Addr().String()+"/debug/pprof/")
+	return func() { server.Close() }, nil
 }
 
 // withDefaults fills the timeouts left zero from DefaultTimeouts.
