@@ -243,9 +243,19 @@ func (w *Watcher) sync(ctx context.Context, bundleID string) error {
 	}
 	written := map[protocol.ManifestResourceMeta]*unstructured.Unstructured{}
 	for _, r := range applied {
-		if r.Owned && r.Object != nil {
-			written[r.Meta] = r.Object
+		if !r.Owned || r.Object == nil {
+			continue
 		}
+		if r.MetadataOnly {
+			// A server-side apply answers with metadata only: until the watch brings the object as written,
+			// there is no status to tell. Its event queues the bundle again, and Track queued it for when
+			// writeTrust is over, should the event never come.
+			if s, watched := sources[r.Meta]; trustWrite && watched && s.owned && !seenWrite(s.handled, cachedObject(s, r.Meta), r.Object) {
+				return nil
+			}
+			continue
+		}
+		written[r.Meta] = r.Object
 	}
 	get := func(m protocol.ManifestResourceMeta) (*unstructured.Unstructured, error) {
 		s, ok := sources[m]
@@ -307,6 +317,16 @@ func (w *Watcher) sync(ctx context.Context, bundleID string) error {
 	}
 	w.mu.Unlock()
 	return nil
+}
+
+// cachedObject is the object of m in the source's informer, nil when it holds none.
+func cachedObject(s source, m protocol.ManifestResourceMeta) *unstructured.Unstructured {
+	item, exists, err := s.informer.GetStore().GetByKey(cache.NewObjectName(m.Namespace, m.Name).String())
+	if err != nil || !exists {
+		return nil
+	}
+	obj, _ := item.(*unstructured.Unstructured)
+	return obj
 }
 
 // readObjects reads the object of each applied manifest once, for BuildStatus, and names what it read:

@@ -70,11 +70,13 @@ func FromMQTT(payload []byte, props *paho.PublishProperties) (e Event, err error
 	if err != nil {
 		return Event{}, fmt.Errorf("malformed %s-mode CloudEvent: %w", msg.modeName(), err)
 	}
-	e = Event{*decoded}
-	if err := e.Validate(); err != nil {
+	e = Event{Event: *decoded}
+	content, err := e.validate()
+	if err != nil {
 		return Event{}, fmt.Errorf("invalid event %q: %w", e.ID(), err)
 	}
 	e.normalize()
+	e.decoded = &decodedPayload{data: e.Data(), payload: content}
 	return e, nil
 }
 

@@ -123,6 +123,36 @@ func TestConstructedEventsRoundTrip(t *testing.T) {
 	}
 }
 
+// A received event's data is decoded once, when FromMQTT validates it; given other data, the event is
+// decoded afresh.
+func TestReceivedPayloadFollowsTheData(t *testing.T) {
+	sent, err := NewStatusResyncRequest("hcp-apiserver", "mc-1", []ResourceStatusHash{{ResourceID: testRef.ResourceID, StatusHash: "one"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, props, err := ToMQTT(sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := FromMQTT(payload, props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := got.StatusHashes()
+	if err != nil || len(first.Hashes) != 1 || first.Hashes[0].StatusHash != "one" {
+		t.Fatalf("payload %+v, %v", first, err)
+	}
+	if again, _ := got.StatusHashes(); again != first {
+		t.Error("the data of a received event was decoded again")
+	}
+	if err := got.SetData("application/json", []byte(`{"statusHashes":[{"resourceID":"`+testRef.ResourceID+`","statusHash":"two"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := got.StatusHashes(); err != nil || len(changed.Hashes) != 1 || changed.Hashes[0].StatusHash != "two" {
+		t.Fatalf("after new data the payload is %+v, %v", changed, err)
+	}
+}
+
 func TestAccessors(t *testing.T) {
 	deletedAt := time.Date(2026, 1, 2, 3, 4, 5, 678900000, time.FixedZone("CET", 3600))
 	e, err := NewStatusEvent("mc-1-work-agent", ActionResyncResponse, testRef, testStatus)

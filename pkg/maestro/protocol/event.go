@@ -19,6 +19,15 @@ import (
 // for an extension that is absent.
 type Event struct {
 	event.Event
+	// decoded is the payload FromMQTT decoded when it validated the event, which DecodePayload returns
+	// while the event carries the same data: the data of an event received is decoded once, not again by
+	// the reader. Copies of the event share it.
+	decoded *decodedPayload
+}
+
+type decodedPayload struct {
+	data    []byte
+	payload any
 }
 
 // BundleRef identifies the bundle an event is about.
@@ -97,7 +106,7 @@ func newBundleEvent(source string, t EventType, ref BundleRef, data any) (Event,
 // newEvent sets what OCM's event builder sets: a fresh ID, the time, and the clustername and
 // originalsource extensions even when empty (OCM's decoders read them unconditionally).
 func newEvent(source string, t EventType, clusterName string, data any) (Event, error) {
-	e := Event{event.New()}
+	e := Event{Event: event.New()}
 	e.SetID(uuid.NewString())
 	e.SetSource(source)
 	e.SetType(t.String())

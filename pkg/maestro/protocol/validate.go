@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -13,55 +14,60 @@ import (
 // extensions of the right CloudEvents types, the extensions its type needs, and data that decodes into its
 // type's payload. ToMQTT and FromMQTT call it, so bad events fail where they are made or received.
 func (e Event) Validate() error {
+	_, err := e.validate()
+	return err
+}
+
+// validate is Validate, returning the payload it decoded.
+func (e Event) validate() (any, error) {
 	if err := e.Event.Validate(); err != nil {
 		// sdk-go lists one "attribute: problem" per line.
-		return fmt.Errorf("not a valid CloudEvent: %s", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; "))
+		return nil, fmt.Errorf("not a valid CloudEvent: %s", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; "))
 	}
 	if sv := e.SpecVersion(); sv != event.CloudEventsVersionV1 {
-		return fmt.Errorf("specversion is %q, want %q", sv, event.CloudEventsVersionV1)
+		return nil, fmt.Errorf("specversion is %q, want %q", sv, event.CloudEventsVersionV1)
 	}
 	t, err := ParseEventType(e.Type())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, name := range []string{ExtensionClusterName, ExtensionResourceID, ExtensionOriginalSource,
 		ExtensionSequenceID, ExtensionStatusHash} {
 		if _, _, err := e.extensionString(name); err != nil {
-			return fmt.Errorf("%s: %w", t, err)
+			return nil, fmt.Errorf("%s: %w", t, err)
 		}
 	}
 	if _, err := e.Metadata(); err != nil {
-		return fmt.Errorf("%s: %w", t, err)
+		return nil, fmt.Errorf("%s: %w", t, err)
 	}
 	_, hasVersion, err := e.resourceVersion()
 	if err != nil {
-		return fmt.Errorf("%s: %w", t, err)
+		return nil, fmt.Errorf("%s: %w", t, err)
 	}
 	_, deleting, err := e.deletionTimestamp()
 	if err != nil {
-		return fmt.Errorf("%s: %w", t, err)
+		return nil, fmt.Errorf("%s: %w", t, err)
 	}
 
 	if t.Action != ActionResyncRequest {
 		if e.ResourceID() == "" {
-			return fmt.Errorf("%s has no %s extension", t, ExtensionResourceID)
+			return nil, fmt.Errorf("%s has no %s extension", t, ExtensionResourceID)
 		}
 		if !hasVersion {
-			return fmt.Errorf("%s has no %s extension", t, ExtensionResourceVersion)
+			return nil, fmt.Errorf("%s has no %s extension", t, ExtensionResourceVersion)
 		}
 	}
 	if t.SubResource == SubResourceStatus && t.Action != ActionResyncRequest && e.SequenceID() == "" {
 		// The source drops stale status events by sequence id; OCM's source codec refuses events without one.
-		return fmt.Errorf("%s has no %s extension", t, ExtensionSequenceID)
+		return nil, fmt.Errorf("%s has no %s extension", t, ExtensionSequenceID)
 	}
 	if t == SpecDeleteRequest && !deleting {
-		return fmt.Errorf("%s has no %s extension", t, ExtensionDeletionTimestamp)
+		return nil, fmt.Errorf("%s has no %s extension", t, ExtensionDeletionTimestamp)
 	}
 	if len(e.Data()) == 0 && !(t.SubResource == SubResourceSpec && deleting) {
-		return fmt.Errorf("%s has no data: only a spec event with %s may omit it", t, ExtensionDeletionTimestamp)
+		return nil, fmt.Errorf("%s has no data: only a spec event with %s may omit it", t, ExtensionDeletionTimestamp)
 	}
-	_, err = e.DecodePayload()
-	return err
+	return e.DecodePayload()
 }
 
 // DecodePayload decodes the data into the payload of the event's type: *ManifestBundle for spec events
@@ -90,6 +96,9 @@ func (e Event) DecodePayload() (any, error) {
 	data := e.Data()
 	if len(data) == 0 {
 		return payload, nil
+	}
+	if d := e.decoded; d != nil && bytes.Equal(d.data, data) {
+		return d.payload, nil
 	}
 	if err := json.Unmarshal(data, payload); err != nil {
 		return nil, fmt.Errorf("data of %s is not a JSON %T: %w", t, payload, err)
