@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 
 	"k8s.io/klog/v2"
 
@@ -57,14 +56,7 @@ func (a *Agent) publishStatus(ctx context.Context, action protocol.Action, id st
 		e.SetStatusHash(hash)
 		return a.client.Publish(ctx, a.agentEvents, e)
 	}
-	err := send(status)
-	if errors.Is(err, protocol.ErrEventTooLarge) && status.ManifestBundle != nil {
-		// The echoed spec is a courtesy to sources without a cache; the status itself must get through.
-		trimmed := *status
-		trimmed.ManifestBundle = nil
-		err = send(&trimmed)
-	}
-	if err != nil {
+	if err := send(status); err != nil {
 		return err
 	}
 	statusEventsPublished.WithLabelValues(string(action)).Inc()

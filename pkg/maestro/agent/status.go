@@ -38,7 +38,9 @@ func BuildStatus(generation int64, bundle *protocol.ManifestBundle, applied []Ap
 	previous *protocol.ManifestBundleStatus) *protocol.ManifestBundleStatus {
 	// Seconds, as the JSON has them: a status read back hashes the same.
 	now := metav1.Now().Rfc3339Copy()
-	status := &protocol.ManifestBundleStatus{ManifestBundle: bundle}
+	// The spec is not echoed back, as the OCM work agent does not: the source has it, and it would double
+	// what every status costs to encode, hash, send and decode.
+	status := &protocol.ManifestBundleStatus{}
 	var failed, notAvailable, unknown int
 	var refused error
 	for _, r := range applied {

@@ -38,8 +38,8 @@ func TestBuildStatus(t *testing.T) {
 	}
 
 	first := BuildStatus(3, bundle, applied, get, nil)
+	// No manifestBundle: the spec is not echoed back, as the OCM work agent does not.
 	want := &protocol.ManifestBundleStatus{
-		ManifestBundle: bundle,
 		Conditions: []metav1.Condition{
 			{Type: "Applied", Status: "True", ObservedGeneration: 3, Reason: "AppliedManifestWorkComplete", Message: "Apply manifest work complete"},
 			{Type: "Available", Status: "True", ObservedGeneration: 3, Reason: "ResourcesAvailable", Message: "All resources are available"},
