@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
@@ -216,9 +217,12 @@ func validateCIDR(fldPath *field.Path, value string) (netip.Prefix, field.ErrorL
 // one: ARM parses ".../userAssignedIdentities/a/providers/Microsoft.ManagedIdentity/userAssignedIdentities/b"
 // as an identity too, but it is an extension resource, not the identity it looks like.
 func validateARMID(fldPath *field.Path, id, resourceType, subscriptionID string) field.ErrorList {
-	msg := fmt.Sprintf("must be the ARM ID of a %s, such as %s", resourceType, exampleARMID(resourceType))
+	// The message is made only for an error: every create checks several IDs.
+	msg := func() string {
+		return fmt.Sprintf("must be the ARM ID of a %s, such as %s", resourceType, exampleARMID(resourceType))
+	}
 	if id == "" {
-		return field.ErrorList{field.Required(fldPath, msg)}
+		return field.ErrorList{field.Required(fldPath, msg())}
 	}
 	parsed, err := arm.ParseResourceID(id)
 	if err == nil {
@@ -227,10 +231,10 @@ func validateARMID(fldPath *field.Path, id, resourceType, subscriptionID string)
 	// The parser drops empty and blank segments; an ID that does not print back the same
 	// (ignoring case, as ARM does) had some, or a missing name.
 	if err != nil || !strings.EqualFold(parsed.String(), id) || hasEmptyName(parsed) {
-		return field.ErrorList{field.Invalid(fldPath, id, msg)}
+		return field.ErrorList{field.Invalid(fldPath, id, msg())}
 	}
 	if !isUUID(parsed.SubscriptionID) {
-		return field.ErrorList{field.Invalid(fldPath, id, "the subscription in the ID must be a UUID; "+msg)}
+		return field.ErrorList{field.Invalid(fldPath, id, "the subscription in the ID must be a UUID; "+msg())}
 	}
 	if subscriptionID != "" && !strings.EqualFold(parsed.SubscriptionID, subscriptionID) {
 		return field.ErrorList{field.Invalid(fldPath, id, fmt.Sprintf("must be in the same Azure subscription: %q", subscriptionID))}
@@ -238,15 +242,22 @@ func validateARMID(fldPath *field.Path, id, resourceType, subscriptionID string)
 	return nil
 }
 
+// typeChains remembers resourceTypeChain's answers: a handful of resource types, asked for on every create.
+var typeChains sync.Map // resource type -> []arm.ResourceType
+
 // resourceTypeChain lists the types from the tenant down to a resource of resourceType in a
 // resource group: "Microsoft.Network/virtualNetworks/subnets" needs a virtual network parent.
 func resourceTypeChain(resourceType string) []arm.ResourceType {
+	if chain, ok := typeChains.Load(resourceType); ok {
+		return chain.([]arm.ResourceType)
+	}
 	namespace, typeName, _ := strings.Cut(resourceType, "/")
 	chain := []arm.ResourceType{arm.TenantResourceType, arm.SubscriptionResourceType, arm.ResourceGroupResourceType}
 	types := strings.Split(typeName, "/")
 	for i := range types {
 		chain = append(chain, arm.NewResourceType(namespace, strings.Join(types[:i+1], "/")))
 	}
+	typeChains.Store(resourceType, chain)
 	return chain
 }
 
