@@ -341,25 +341,7 @@ func (b *bench) profileARM(ctx context.Context, shim *armShim) (wait func() erro
 	done := make(chan error, 2)
 	go func() {
 		url := fmt.Sprintf("%sprofile?seconds=%d", shim.profiles, int(armProfileTime.Seconds()))
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			done <- err
-			return
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err == nil && resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("%s: %s", resp.Status, body)
-		}
-		if err == nil {
-			err = os.WriteFile(b.armProfile+".shim", body, 0o644)
-		}
-		done <- err
+		done <- framework.FetchProfile(ctx, nil, url, b.armProfile+".shim")
 	}()
 	go func() {
 		f, err := os.Create(b.armProfile + ".server")

@@ -14,9 +14,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -170,7 +168,9 @@ func TestDeliveryBenchmark(t *testing.T) {
 		var profiled chan error
 		if i == 0 && *agentProfile != "" {
 			profiled = make(chan error, 1)
-			go func() { profiled <- fetchProfile("http://"+metrics+"/debug/pprof/profile?seconds=5", *agentProfile) }()
+			go func() {
+				profiled <- framework.FetchProfile(ctx, nil, "http://"+metrics+"/debug/pprof/profile?seconds=5", *agentProfile)
+			}()
 		}
 		results[i].delivery = deliver(t, src, statuses, i, sc)
 		if profiled != nil {
@@ -225,27 +225,6 @@ func TestDeliveryBenchmark(t *testing.T) {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// fetchProfile saves what a /debug/pprof URL answers to file.
-func fetchProfile(url, file string) error {
-	resp, err := http.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	out, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, resp.Body); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // deliver hands every bundle to the source at once; the clock of each stops at its first status. The

@@ -188,7 +188,7 @@ func measure(t *testing.T, s side, held, n int, profilePrefix string) result {
 		}
 		done := make(chan error, 1)
 		go func() {
-			done <- fetchProfile(ctx, httpClient, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, seconds), profilePrefix+"-"+name+".pprof")
+			done <- framework.FetchProfile(ctx, httpClient, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, seconds), profilePrefix+"-"+name+".pprof")
 		}()
 		return func() {
 			if err := <-done; err != nil {
@@ -231,7 +231,7 @@ func measure(t *testing.T, s side, held, n int, profilePrefix string) result {
 	r.list = listed / time.Duration(*lists)
 	listProfile()
 	if profilePrefix != "" {
-		if err := fetchProfile(ctx, httpClient, base+"/debug/pprof/heap", profilePrefix+"-heap.pprof"); err != nil {
+		if err := framework.FetchProfile(ctx, httpClient, base+"/debug/pprof/heap", profilePrefix+"-heap.pprof"); err != nil {
 			t.Errorf("%s: heap profile: %v", s.name, err)
 		}
 	}
@@ -344,27 +344,6 @@ func clusterObject(i int) (*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	return &unstructured.Unstructured{Object: content}, nil
-}
-
-// fetchProfile writes what a /debug/pprof URL answers into file.
-func fetchProfile(ctx context.Context, client *http.Client, url, file string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("%s: %s", resp.Status, body)
-	}
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(file, body, 0o644)
 }
 
 // rawGet reads a URL as JSON, uncompressed, as curl does by default.
