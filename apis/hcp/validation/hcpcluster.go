@@ -448,9 +448,17 @@ func validateHCPClusterStatus(status *hcp.HCPClusterStatus, fldPath *field.Path)
 		path    *field.Path
 		address string
 	}{{fldPath.Child("api", "address"), status.API.Address}, {fldPath.Child("console", "address"), status.Console.Address}} {
-		if ip := net.ParseIP(a.address); a.address != "" && (ip == nil || ip.To4() == nil || strings.Contains(a.address, ":")) {
+		if a.address != "" && !IsIPv4Address(a.address) {
 			allErrs = append(allErrs, field.Invalid(a.path, a.address, "must be an IPv4 address"))
 		}
 	}
 	return allErrs
+}
+
+// IsIPv4Address tells an address an A record can hold (192.0.2.7) from anything else, IPv6 and IPv4-mapped
+// IPv6 (::ffff:192.0.2.7) included: the status validation and the controller that reads load balancers' status
+// both ask it.
+func IsIPv4Address(address string) bool {
+	ip := net.ParseIP(address)
+	return ip != nil && ip.To4() != nil && !strings.Contains(address, ":")
 }

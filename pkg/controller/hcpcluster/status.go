@@ -3,12 +3,12 @@ package hcpcluster
 import (
 	"encoding/json"
 	"net"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/validation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/clusterstatus"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
@@ -69,10 +69,10 @@ func applyReport(cluster *v1alpha1.HCPCluster, st source.BundleStatus, reported 
 	}
 	// The load balancers serving the API's and the applications' names; their DNS records follow them.
 	services := bundle.Feedback(st.Status, "Service")
-	if address := services[render.FeedbackAPIAddress]; isIPv4(address) {
+	if address := services[render.FeedbackAPIAddress]; validation.IsIPv4Address(address) {
 		cluster.Status.API.Address = address
 	}
-	if address := services[render.FeedbackAppsAddress]; isIPv4(address) {
+	if address := services[render.FeedbackAppsAddress]; validation.IsIPv4Address(address) {
 		cluster.Status.Console.Address = address
 	}
 
@@ -104,10 +104,4 @@ func versionHistory(raw string) []v1alpha1.VersionHistoryEntry {
 		history = append(history, v1alpha1.VersionHistoryEntry{Version: e.Version, State: e.State, StartedTime: e.StartedTime, CompletionTime: e.CompletionTime})
 	}
 	return history
-}
-
-// isIPv4 tells an address an A record can hold from whatever else a load balancer's status may say.
-func isIPv4(address string) bool {
-	ip := net.ParseIP(address)
-	return ip != nil && ip.To4() != nil && !strings.Contains(address, ":")
 }
