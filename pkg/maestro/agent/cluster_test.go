@@ -31,6 +31,7 @@ func TestOnManagementCluster(t *testing.T) {
 	t.Run("Foreground delete finds leftovers by label and is gone only when they are", func(t *testing.T) { testForegroundDelete(t, mc) })
 	t.Run("Orphan and SelectivelyOrphan keep objects and let go of them", func(t *testing.T) { testOrphanDelete(t, mc) })
 	t.Run("the watcher reports status changes", func(t *testing.T) { testWatcher(t, mc) })
+	t.Run("a kind the agent may not read is reported, not waited for", func(t *testing.T) { testForbiddenKind(t, mc) })
 	t.Run("the agent applies, reports and deletes what a source sends, also across a restart", func(t *testing.T) { testAgent(t, mc) })
 	t.Run("a bundle costs about one request to the management cluster", func(t *testing.T) { testRequestsPerBundle(t, mc) })
 	t.Run("a delete sent again while the objects wait costs no request", func(t *testing.T) { testRepeatedDeletes(t, mc) })

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -71,6 +73,7 @@ type trackedBundle struct {
 // ownedResource is what the Watcher knows of a resource's informer on labelled objects.
 type ownedResource struct {
 	informer cache.SharedIndexInformer
+	refusal  *refusal
 	// handled is the newest resource version the event handlers have seen: the informer's store holds
 	// every change up to it, where its LastSyncResourceVersion may run ahead of the store.
 	handled string
@@ -83,6 +86,7 @@ type objectRef struct {
 
 type namedInformer struct {
 	informer cache.SharedIndexInformer
+	refusal  *refusal
 	cancel   context.CancelFunc
 	bundles  sets.Set[string]
 }
@@ -236,10 +240,25 @@ func (w *Watcher) sync(ctx context.Context, bundleID string) error {
 	sources := w.sourcesLocked(applied)
 	w.mu.Unlock()
 
-	for _, s := range sources {
-		if !s.informer.HasSynced() {
+	// An informer that may not list its resource never syncs: the manifests it would read are reported with
+	// the management cluster's refusal, not waited for without a word (a ClusterRole missing a kind).
+	unreadable := map[protocol.ManifestResourceMeta]error{}
+	for m, s := range sources {
+		if s.informer.HasSynced() {
+			continue
+		}
+		if err := s.refusal.get(); err != nil {
+			unreadable[m] = err
+			continue
+		}
+		return errNotSynced
+	}
+	// While some cannot be read, the status is built again with backoff, to follow once they can.
+	done := func() error {
+		if len(unreadable) > 0 {
 			return errNotSynced
 		}
+		return nil
 	}
 	written := map[protocol.ManifestResourceMeta]*unstructured.Unstructured{}
 	for _, r := range applied {
@@ -258,6 +277,9 @@ func (w *Watcher) sync(ctx context.Context, bundleID string) error {
 		written[r.Meta] = r.Object
 	}
 	get := func(m protocol.ManifestResourceMeta) (*unstructured.Unstructured, error) {
+		if err, refused := unreadable[m]; refused {
+			return nil, err
+		}
 		s, ok := sources[m]
 		if !ok {
 			return nil, nil
@@ -286,7 +308,7 @@ func (w *Watcher) sync(ctx context.Context, bundleID string) error {
 	}
 	objects, inputs := readObjects(applied, get)
 	if accepted && inputs == previousInputs {
-		return nil
+		return done()
 	}
 	status := BuildStatus(generation, bundle, applied, objects.get, previous)
 	hash, err := StatusHash(status)
@@ -304,7 +326,7 @@ func (w *Watcher) sync(ctx context.Context, bundleID string) error {
 	changed := hash != t.sentHash
 	w.mu.Unlock()
 	if !changed {
-		return nil
+		return done()
 	}
 
 	if err := w.onStatus(ctx, bundleID, generation, status, hash); err != nil {
@@ -316,7 +338,42 @@ func (w *Watcher) sync(ctx context.Context, bundleID string) error {
 		t.sentHash = hash
 	}
 	w.mu.Unlock()
+	return done()
+}
+
+// refusal remembers that an informer's list or watch was refused as forbidden, until it fails otherwise.
+type refusal struct {
+	err atomic.Pointer[error]
+}
+
+// record is the informer's watch error handler: it logs as the default one does.
+func (r *refusal) record(ctx context.Context, reflector *cache.Reflector, err error) {
+	if apierrors.IsForbidden(err) {
+		r.err.Store(&err)
+	} else {
+		r.err.Store(nil)
+	}
+	cache.DefaultWatchErrorHandler(ctx, reflector, err)
+}
+
+// get is the refusal, nil if there is none.
+func (r *refusal) get() error {
+	if r == nil {
+		return nil
+	}
+	if err := r.err.Load(); err != nil {
+		return *err
+	}
 	return nil
+}
+
+// newRefusal remembers the refusals of informer, which must not have started.
+func newRefusal(informer cache.SharedIndexInformer) *refusal {
+	r := &refusal{}
+	if err := informer.SetWatchErrorHandlerWithContext(r.record); err != nil {
+		utilruntime.HandleError(err)
+	}
+	return r
 }
 
 // cachedObject is the object of m in the source's informer, nil when it holds none.
@@ -377,6 +434,7 @@ func seenWrite(handled string, cached, written *unstructured.Unstructured) bool 
 // source is where a manifest's object is seen: owned objects among all the labelled ones of their resource.
 type source struct {
 	informer cache.SharedIndexInformer
+	refusal  *refusal
 	owned    bool
 	// handled is the ownedResource's, when the status is built.
 	handled string
@@ -389,9 +447,10 @@ func (w *Watcher) sourcesLocked(applied []AppliedResource) map[protocol.Manifest
 		case !watched(r):
 		case r.Owned:
 			owned := w.watchOwnedLocked(gvrOf(r.Meta))
-			sources[r.Meta] = source{informer: owned.informer, owned: true, handled: owned.handled}
+			sources[r.Meta] = source{informer: owned.informer, refusal: owned.refusal, owned: true, handled: owned.handled}
 		case w.named[refOf(r.Meta)] != nil:
-			sources[r.Meta] = source{informer: w.named[refOf(r.Meta)].informer}
+			n := w.named[refOf(r.Meta)]
+			sources[r.Meta] = source{informer: n.informer, refusal: n.refusal}
 		}
 	}
 	return sources
@@ -474,7 +533,8 @@ func (w *Watcher) watchOwnedLocked(gvr schema.GroupVersionResource) *ownedResour
 	if r := w.ownedResources[gvr]; r != nil {
 		return r
 	}
-	r := &ownedResource{informer: w.owned.ForResource(gvr).Informer()}
+	informer := w.owned.ForResource(gvr).Informer()
+	r := &ownedResource{informer: informer, refusal: newRefusal(informer)}
 	if err := r.informer.AddIndexers(cache.Indexers{bundleIndex: indexByBundle}); err != nil {
 		utilruntime.HandleError(err)
 		return r
@@ -529,6 +589,7 @@ func (w *Watcher) watchNamedLocked(ref objectRef, bundleID string) {
 		func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ref.name).String()
 		}).Informer()
+	n.refusal = newRefusal(n.informer)
 	enqueue := func(any) {
 		w.mu.Lock()
 		bundles := n.bundles.UnsortedList()

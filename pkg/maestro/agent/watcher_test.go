@@ -8,9 +8,13 @@ import (
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 	"github.com/aro-hcp/hcp-apiserver/test/framework"
@@ -170,4 +174,62 @@ func feedbackValue(values []protocol.FeedbackValue, name string) protocol.FieldV
 		}
 	}
 	return protocol.FieldValue{}
+}
+
+// A kind the agent may not read is reported with the management cluster's refusal, not waited for: with
+// a ClusterRole missing a kind, the bundle's status says why instead of never coming.
+func testForbiddenKind(t *testing.T, mc *framework.ManagementCluster) {
+	ctx := testContext(t)
+	const ns, user = "agent-forbidden", "agent-without-services"
+	createNamespace(t, mc, ns)
+	// This agent may do anything with ConfigMaps and nothing with Services.
+	rules := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"*"}}}
+	if _, err := mc.Kube.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}}
+	if _, err := mc.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(mc.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+
+	reports := make(chan report, 10)
+	w, err := NewWatcher(cfg, func(_ context.Context, bundleID string, generation int64, status *protocol.ManifestBundleStatus, hash string) error {
+		reports <- report{bundleID, generation, status, hash}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); w.Run(runCtx, 1) }()
+	t.Cleanup(func() { stop(); <-stopped })
+
+	a, err := NewApplier(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	router := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "router", "namespace": ns}}}
+	bundle := newBundle(t, configMap(ns, "settings", nil), router)
+	configure(bundle, schema.GroupVersionResource{Version: "v1", Resource: "services"}, ns, "router",
+		&protocol.UpdateStrategy{Type: protocol.UpdateStrategyReadOnly})
+	id := newBundleID()
+	applied, err := a.Apply(ctx, id, 1, bundle)
+	if err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("Apply: %v; want the Service's read refused", err)
+	}
+	w.Track(id, 1, bundle, applied)
+
+	r := nextReport(t, reports)
+	assertCondition(t, manifestStatus(t, r.status, "settings").Conditions, ConditionAvailable, "True", "ResourceAvailable")
+	service := manifestStatus(t, r.status, "router")
+	available := meta.FindStatusCondition(service.Conditions, ConditionAvailable)
+	if available == nil || available.Status != metav1.ConditionUnknown || !strings.Contains(available.Message, "forbidden") {
+		t.Fatalf("the Service the agent may not read is reported %+v; want Available Unknown with the refusal", service.Conditions)
+	}
 }
