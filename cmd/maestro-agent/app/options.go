@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/agent"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/agentbundle"
@@ -225,5 +226,8 @@ func (o *Options) kubeConfig() (*rest.Config, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "maestro-agent"
 	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
+	// One budget for every client made from cfg (applies, reads, records, inspections), as the flag says:
+	// each client would otherwise make a limiter of its own.
+	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(o.KubeAPIQPS, o.KubeAPIBurst)
 	return cfg, nil
 }

@@ -30,9 +30,9 @@ import (
 // concurrent use by several bundles; the caller applies and deletes one bundle at a time.
 type Applier struct {
 	client dynamic.Interface
-	// metadata server-side applies: its answer is the object's metadata, in protobuf, where the dynamic
-	// client's is the whole object in JSON (a HostedCluster's managed fields included), whose decoding was
-	// a fifth of the agent's CPU per bundle. The watch brings the rest of the object.
+	// metadata is the client server-side applies go through: it reads the answer as the object's metadata,
+	// in protobuf, where the dynamic client decodes the whole object from JSON (a HostedCluster's managed
+	// fields included), which was a fifth of the agent's CPU per bundle. The watch brings the rest.
 	metadata metadata.Interface
 	mapper   *restMapper
 	// inspector reads the views of inspection bundles.
