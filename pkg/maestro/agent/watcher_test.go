@@ -32,20 +32,13 @@ func testWatcher(t *testing.T, mc *framework.ManagementCluster) {
 	const ns = "agent-watch"
 	reports := make(chan report, 100)
 	var calls atomic.Int32
-	w, err := NewWatcher(mc.Config, func(_ context.Context, bundleID string, generation int64, status *protocol.ManifestBundleStatus, hash string) error {
+	w := startWatcher(t, ctx, mc.Config, func(_ context.Context, bundleID string, generation int64, status *protocol.ManifestBundleStatus, hash string) error {
 		if calls.Add(1) == 1 {
 			return errors.New("the broker is unreachable")
 		}
 		reports <- report{bundleID, generation, status, hash}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	stopped := make(chan struct{})
-	go func() { defer close(stopped); w.Run(runCtx, 2) }()
-	t.Cleanup(func() { stop(); <-stopped })
 
 	id := newBundleID()
 	objs := append(hostedClusterManifests(t, ns), configMap(ns, "settings", nil), configMap(ns, "made-by-someone-else", nil))
@@ -135,6 +128,20 @@ func testWatcher(t *testing.T, mc *framework.ManagementCluster) {
 	expectNoReport(t, reports)
 }
 
+// startWatcher runs a Watcher on the cluster cfg reaches, with two status workers, until the test ends.
+func startWatcher(t *testing.T, ctx context.Context, cfg *rest.Config, onStatus StatusFunc) *Watcher {
+	t.Helper()
+	w, err := NewWatcher(cfg, onStatus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); w.Run(runCtx, 2) }()
+	t.Cleanup(func() { stop(); <-stopped })
+	return w
+}
+
 func nextReport(t *testing.T, reports <-chan report) report {
 	t.Helper()
 	select {
@@ -197,17 +204,10 @@ func testForbiddenKind(t *testing.T, mc *framework.ManagementCluster) {
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 
 	reports := make(chan report, 10)
-	w, err := NewWatcher(cfg, func(_ context.Context, bundleID string, generation int64, status *protocol.ManifestBundleStatus, hash string) error {
+	w := startWatcher(t, ctx, cfg, func(_ context.Context, bundleID string, generation int64, status *protocol.ManifestBundleStatus, hash string) error {
 		reports <- report{bundleID, generation, status, hash}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	stopped := make(chan struct{})
-	go func() { defer close(stopped); w.Run(runCtx, 1) }()
-	t.Cleanup(func() { stop(); <-stopped })
 
 	a, err := NewApplier(cfg)
 	if err != nil {
