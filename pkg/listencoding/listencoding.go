@@ -85,8 +85,11 @@ func (c *Cache) store(key itemKey, obj metav1.Object, typeMeta *metav1.TypeMeta,
 	size := int64(len(encoded))
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := c.current[key]; ok {
-		c.bytes -= int64(len(old.json))
+	for _, generation := range []map[itemKey]item{c.current, c.previous} {
+		if old, ok := generation[key]; ok {
+			c.bytes -= int64(len(old.json))
+			delete(generation, key)
+		}
 	}
 	if c.bytes+size > c.budget {
 		c.dropPrevious()

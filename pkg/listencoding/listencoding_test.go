@@ -3,6 +3,7 @@ package listencoding
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -126,6 +127,74 @@ func TestCacheKeepsToItsBudget(t *testing.T) {
 		if size := cache.Size(); size > budget || size == 0 {
 			t.Fatalf("the cache holds %d bytes, budget %d", size, budget)
 		}
+	}
+}
+
+// The bytes the cache counts are the bytes it holds, however objects change and the budget presses.
+func TestCacheCountsWhatItHolds(t *testing.T) {
+	plain := jsonSerializer(t, codecs(t))
+	list := clusterList(12)
+	cache := NewCache(8*int64(len(encode(t, plain, &list.Items[0]))), time.Hour)
+	cached := jsonSerializer(t, NegotiatedSerializer(codecs(t), cache))
+	for round := range 20 {
+		for i := range list.Items {
+			if (i+round)%3 == 0 {
+				list.Items[i].ResourceVersion = fmt.Sprint(1000*round + i)
+			}
+		}
+		if got, want := encode(t, cached, list), encode(t, plain, list); got != want {
+			t.Fatalf("round %d: got\n%s\nwant\n%s", round, got, want)
+		}
+		var held int64
+		for _, generation := range []map[itemKey]item{cache.current, cache.previous} {
+			for _, it := range generation {
+				held += int64(len(it.json))
+			}
+		}
+		if size := cache.Size(); size != held || size > cache.budget {
+			t.Fatalf("round %d: the cache counts %d bytes and holds %d, budget %d", round, size, held, cache.budget)
+		}
+	}
+}
+
+// An object stored again in a new version, when the budget makes the cache drop its older generation,
+// leaves no copy behind that the cache does not count.
+func TestNewVersionUnderPressureLeavesNoStaleCopy(t *testing.T) {
+	now := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	cache := NewCache(30, time.Minute)
+	cache.now = func() time.Time { return now }
+	typeMeta := &metav1.TypeMeta{}
+	key := func(uid string) itemKey {
+		return itemKey{list: reflect.TypeOf(&v1alpha1.HCPClusterList{}), uid: types.UID(uid)}
+	}
+	object := func(rv string) *metav1.ObjectMeta { return &metav1.ObjectMeta{ResourceVersion: rv} }
+	ten := []byte("0123456789")
+
+	cache.age() // the interval starts
+	cache.store(key("a"), object("1"), typeMeta, ten)
+	cache.store(key("b"), object("1"), typeMeta, ten)
+	now = now.Add(time.Minute)
+	cache.age() // a and b are the older generation now
+	cache.store(key("c"), object("1"), typeMeta, ten)
+	if _, ok := cache.lookup(key("a"), object("1"), typeMeta); !ok {
+		t.Fatal("a is not found")
+	}
+	if _, ok := cache.lookup(key("a"), object("2"), typeMeta); ok {
+		t.Fatal("a's old version serves its new one")
+	}
+	cache.store(key("a"), object("2"), typeMeta, []byte("0123456789a"))
+
+	var held int64
+	for _, generation := range []map[itemKey]item{cache.current, cache.previous} {
+		for _, it := range generation {
+			held += int64(len(it.json))
+		}
+	}
+	if size := cache.Size(); size != held || size > cache.budget {
+		t.Fatalf("the cache counts %d bytes and holds %d, budget %d", size, held, cache.budget)
+	}
+	if got, ok := cache.lookup(key("a"), object("2"), typeMeta); !ok || string(got) != "0123456789a" {
+		t.Fatalf("a's new version is %q, %v", got, ok)
 	}
 }
 
