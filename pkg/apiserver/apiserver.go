@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -82,6 +83,9 @@ type StorageRules struct {
 	// Service holds the service's settings that a new cluster's addresses follow from; nil stores
 	// clusters without addresses until their controller writes them.
 	Service *clusterfacts.Settings
+	// Authorizer decides whether the caller of a create that asks for an ARM operation may create it;
+	// New sets the server's.
+	Authorizer authorizer.Authorizer
 }
 
 // CompletedConfig is a Config with every default filled in.
@@ -113,7 +117,9 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	storage, err := NewStorage(c.GenericConfig.RESTOptionsGetter, c.Rules)
+	rules := c.Rules
+	rules.Authorizer = c.GenericConfig.Authorization.Authorizer
+	storage, err := NewStorage(c.GenericConfig.RESTOptionsGetter, rules)
 	if err != nil {
 		return nil, err
 	}
@@ -185,16 +191,25 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, rules StorageRules) (map[s
 			return nil
 		}
 	}
-	if err := add("hcpclusters")(hcpcluster.NewREST(Scheme, optsGetter, rules.Claims, rules.Catalog, rules.Service)); err != nil {
+	// The creates a PUT through the ARM frontend makes record its operation in their own write.
+	var operations hcpregistry.OperationRecorder
+	if rules.Claims != nil {
+		recorder, err := armoperation.NewRecorder(Scheme, optsGetter, rules.Authorizer)
+		if err != nil {
+			return nil, err
+		}
+		operations = recorder
+	}
+	if err := add("hcpclusters")(hcpcluster.NewREST(Scheme, optsGetter, rules.Claims, operations, rules.Catalog, rules.Service)); err != nil {
 		return nil, err
 	}
 	// Node pools read their cluster as stored, to keep the last pool of a running cluster.
 	clusters := storage["hcpclusters"].(*hcpregistry.REST)
-	if err := add("nodepools")(nodepool.NewREST(Scheme, optsGetter, rules.Claims, clusters)); err != nil {
+	if err := add("nodepools")(nodepool.NewREST(Scheme, optsGetter, rules.Claims, operations, clusters)); err != nil {
 		return nil, err
 	}
 	storage["nodepools/scale"] = nodepool.NewScaleREST(storage["nodepools"].(*hcpregistry.REST).Store)
-	if err := add("externalauths")(externalauth.NewREST(Scheme, optsGetter, rules.Claims)); err != nil {
+	if err := add("externalauths")(externalauth.NewREST(Scheme, optsGetter, rules.Claims, operations)); err != nil {
 		return nil, err
 	}
 	inspections, inspectionStatus, err := clusterinspection.NewREST(Scheme, optsGetter)

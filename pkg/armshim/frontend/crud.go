@@ -212,6 +212,7 @@ func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResourc
 	}
 	var written T
 	var err error
+	var op *hcpv1alpha1.ARMOperation
 	request := hcpv1alpha1.ARMOperationUpdate
 	if found {
 		written, err = k.update(req.ctx, obj, metav1.UpdateOptions{})
@@ -222,6 +223,11 @@ func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResourc
 		request = hcpv1alpha1.ARMOperationCreate
 		meta := k.meta(obj)
 		meta.SetLabels(labels.Merge(meta.GetLabels(), names.SubscriptionLabels(res.subscription())))
+		// The server writes the operation with the object: one write, and no object without its operation.
+		op = f.newOperation(req, request, res.id, res.subscription(), hcpv1alpha1.ARMOperationTarget{})
+		if err := attachOperation(meta, op); err != nil {
+			return apiError(req.logger, err, res)
+		}
 		written, err = k.create(req.ctx, obj, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) && !req.freshReads {
 			req.freshReads = true // the watch cache was behind: this is a replace
@@ -244,9 +250,13 @@ func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResourc
 	if err != nil {
 		return apiError(req.logger, err, res)
 	}
-	op, err := f.startOperation(req, request, res.id, res.subscription(), target(k.resource, k.meta(written)))
-	if err != nil {
-		return err
+	if op == nil {
+		if op, err = f.startOperation(req, request, res.id, res.subscription(), target(k.resource, k.meta(written))); err != nil {
+			return err
+		}
+	} else {
+		op.Spec.Target = target(k.resource, k.meta(written))
+		req.logger.V(2).Info("Started ARM operation", "operation", op.Name, "request", request, "resourceID", res.id)
 	}
 	out, err := k.toARM(req.resourceAPIVersion(), written, f.location)
 	if err != nil {

@@ -2,14 +2,17 @@ package frontend
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
@@ -41,10 +44,37 @@ func subscription(state hcpv1alpha1.ARMSubscriptionState) *hcpv1alpha1.ARMSubscr
 	}
 }
 
+// newFakeClient is the simple clientset (the field-managed one wants a schema of every type, which the
+// tests do not need), recording the ARM operation a create asks for as hcp-apiserver does: taken off the
+// object and created beside it, following it (TestAgainstHCPAPIServer has the server's own).
+func newFakeClient(objs ...runtime.Object) *fake.Clientset {
+	client := fake.NewSimpleClientset(objs...) //nolint:staticcheck
+	client.PrependReactor("create", "*", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		obj, err := meta.Accessor(action.(clienttesting.CreateAction).GetObject())
+		if err != nil {
+			return false, nil, nil
+		}
+		value, ok := obj.GetAnnotations()[hcpv1alpha1.ARMOperationAnnotation]
+		if !ok {
+			return false, nil, nil
+		}
+		annotations := maps.Clone(obj.GetAnnotations())
+		delete(annotations, hcpv1alpha1.ARMOperationAnnotation)
+		obj.SetAnnotations(annotations)
+		var op hcpv1alpha1.ARMOperation
+		if err := json.Unmarshal([]byte(value), &op); err != nil {
+			return true, nil, err
+		}
+		op.Spec.Target = target(action.GetResource().Resource, obj)
+		op.Status.State = hcpv1alpha1.ARMOperationAccepted
+		return false, nil, client.Tracker().Create(hcpv1alpha1.SchemeGroupVersion.WithResource("armoperations"), &op, "")
+	})
+	return client
+}
+
 func newTestFrontend(t *testing.T, objs ...runtime.Object) (*Frontend, *fake.Clientset) {
 	t.Helper()
-	// The simple clientset: the field-managed one wants a schema of every type, which the tests do not need.
-	client := fake.NewSimpleClientset(objs...) //nolint:staticcheck
+	client := newFakeClient(objs...)
 	f, err := New(Config{Client: client, Location: "eastus"})
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +343,7 @@ func TestWritesSeeTheSubscriptionStateJustStored(t *testing.T) {
 	if err := indexer.Add(cached); err != nil {
 		t.Fatal(err)
 	}
-	client := fake.NewSimpleClientset(subscription(hcpv1alpha1.ARMSubscriptionSuspended), storedCluster("Succeeded", false)) //nolint:staticcheck
+	client := newFakeClient(subscription(hcpv1alpha1.ARMSubscriptionSuspended), storedCluster("Succeeded", false))
 	f, err := New(Config{Client: client, Location: "eastus", Subscriptions: hcplisters.NewARMSubscriptionLister(indexer)})
 	if err != nil {
 		t.Fatal(err)

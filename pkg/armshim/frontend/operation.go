@@ -1,6 +1,7 @@
 package frontend
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
@@ -26,10 +28,9 @@ func target(resource string, obj metav1.Object) hcpv1alpha1.ARMOperationTarget {
 	}
 }
 
-// startOperation records an asynchronous operation on resourceID. It comes after the write it
-// follows: when it fails the caller gets a 500 and ARM retries the request, which finds the write done.
-func (f *Frontend) startOperation(req *request, request hcpv1alpha1.ARMOperationRequest, resourceID, subscriptionID string, t hcpv1alpha1.ARMOperationTarget) (*hcpv1alpha1.ARMOperation, error) {
-	op := &hcpv1alpha1.ARMOperation{
+// newOperation is the asynchronous operation request starts on resourceID, following t.
+func (f *Frontend) newOperation(req *request, request hcpv1alpha1.ARMOperationRequest, resourceID, subscriptionID string, t hcpv1alpha1.ARMOperationTarget) *hcpv1alpha1.ARMOperation {
+	return &hcpv1alpha1.ARMOperation{
 		ObjectMeta: metav1.ObjectMeta{Name: uuid.NewString(), Labels: names.SubscriptionLabels(subscriptionID)},
 		Spec: hcpv1alpha1.ARMOperationSpec{
 			Request:              request,
@@ -45,6 +46,27 @@ func (f *Frontend) startOperation(req *request, request hcpv1alpha1.ARMOperation
 			NotificationURI:      req.r.Header.Get(headerAsyncNotificationURI),
 		},
 	}
+}
+
+// attachOperation has the create of obj record op in the create's own write: the server takes the
+// annotation off, completes op's target with the new object and creates it (see
+// hcpv1alpha1.ARMOperationAnnotation).
+func attachOperation(obj metav1.Object, op *hcpv1alpha1.ARMOperation) error {
+	value, err := json.Marshal(struct {
+		Metadata metav1.ObjectMeta            `json:"metadata"`
+		Spec     hcpv1alpha1.ARMOperationSpec `json:"spec"`
+	}{metav1.ObjectMeta{Name: op.Name, Labels: op.Labels}, op.Spec})
+	if err != nil {
+		return err
+	}
+	obj.SetAnnotations(labels.Merge(obj.GetAnnotations(), map[string]string{hcpv1alpha1.ARMOperationAnnotation: string(value)}))
+	return nil
+}
+
+// startOperation records an asynchronous operation on resourceID. It comes after the write it
+// follows: when it fails the caller gets a 500 and ARM retries the request, which finds the write done.
+func (f *Frontend) startOperation(req *request, request hcpv1alpha1.ARMOperationRequest, resourceID, subscriptionID string, t hcpv1alpha1.ARMOperationTarget) (*hcpv1alpha1.ARMOperation, error) {
+	op := f.newOperation(req, request, resourceID, subscriptionID, t)
 	created, err := f.client.HcpV1alpha1().ARMOperations().Create(req.ctx, op, metav1.CreateOptions{})
 	if err != nil {
 		req.logger.Error(err, "Recording the ARM operation failed after its write", "resourceID", resourceID, "request", request)

@@ -8,7 +8,6 @@ import (
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
-	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
 )
 
 // TestPreflight checks what preflight decides before the API: that the dry run writes nothing is for
@@ -135,7 +134,7 @@ func BenchmarkPreflight800(b *testing.B) {
 	}
 	body := `{"resources":[` + strings.Join(rs, ",") + `]}`
 	for b.Loop() {
-		f, err := New(Config{Client: fake.NewSimpleClientset(subscription(hcpv1alpha1.ARMSubscriptionRegistered)), Location: "eastus"}) //nolint:staticcheck
+		f, err := New(Config{Client: newFakeClient(subscription(hcpv1alpha1.ARMSubscriptionRegistered)), Location: "eastus"})
 		if err != nil {
 			b.Fatal(err)
 		}

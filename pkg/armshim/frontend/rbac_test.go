@@ -18,7 +18,6 @@ import (
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
-	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
 )
 
 // TestClusterRole runs every kind of request through the shim and checks that the ClusterRole of
@@ -93,7 +92,7 @@ func TestClusterRole(t *testing.T) {
 	}
 
 	// Behind kube-apiserver, the first create in a resource group makes the group's namespace.
-	client3 := fake.NewSimpleClientset(subscription(hcpv1alpha1.ARMSubscriptionRegistered)) //nolint:staticcheck
+	client3 := newFakeClient(subscription(hcpv1alpha1.ARMSubscriptionRegistered))
 	kube := kubefake.NewClientset()
 	client3.PrependReactor("create", "hcpclusters", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		ns := action.GetNamespace()

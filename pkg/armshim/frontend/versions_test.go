@@ -54,7 +54,7 @@ func testVersions() []runtime.Object {
 // newVersionsFrontend is a frontend whose versions come from a filled informer cache, as arm-shim's do.
 func newVersionsFrontend(t *testing.T, objs ...runtime.Object) (*Frontend, *fake.Clientset) {
 	t.Helper()
-	client := fake.NewSimpleClientset(append(objs, subscription(hcpv1alpha1.ARMSubscriptionRegistered))...) //nolint:staticcheck
+	client := newFakeClient(append(objs, subscription(hcpv1alpha1.ARMSubscriptionRegistered))...)
 	factory := externalversions.NewSharedInformerFactory(client, 0)
 	f, err := New(Config{Client: client, Location: "eastus", Versions: factory.Hcp().V1alpha1().OpenShiftVersions()})
 	if err != nil {

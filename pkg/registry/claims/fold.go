@@ -27,29 +27,46 @@ import (
 // as it would without claims. The create carries them to the storage in its context (InCreate, Defer);
 // when any is held already the transaction changes nothing and the create fails with ErrClaimed, for the
 // caller to claim each value the slow way (Take), which decides on the holders found, and create again.
+// The same transaction writes the objects of other resources a create brings along (WriteWith), such as
+// the ARM operation that follows a cluster's create.
 
 // ErrClaimed says a create with claims wrote nothing because one of its values was claimed already.
 var ErrClaimed = errors.New("a value the object claims is claimed already")
 
+// ErrCompanionExists says a create wrote nothing because an object it brings along exists already.
+var ErrCompanionExists = errors.New("an object written with the create exists already")
+
 type deferredKey struct{}
 
-// deferred are the claims a create takes with its object.
+// deferred is what a create writes with its object.
 type deferred struct {
-	keys  []string
-	value []byte
+	// claims: the create's claims may be written with it (Defer); else the caller takes them itself.
+	claims bool
+	keys   []string
+	value  []byte
+
+	companions []Companion
 }
 
-// InCreate returns ctx for a create whose claims may be written with the object, by a store decorated with
-// WithClaimsInCreate.
-func InCreate(ctx context.Context) context.Context {
-	return context.WithValue(ctx, deferredKey{}, &deferred{})
+// Companion is an object of another resource that a create writes in its own transaction, where no
+// object is: its etcd key, and its value as its own resource's store writes it (Storage.Encode).
+type Companion struct {
+	Key   string
+	Value []byte
+}
+
+// InCreate returns ctx for a create whose store is decorated with WithClaimsInCreate: it writes the
+// companions WriteWith gives it and, when withClaims, the claims Defer gives it, in the object's
+// transaction.
+func InCreate(ctx context.Context, withClaims bool) context.Context {
+	return context.WithValue(ctx, deferredKey{}, &deferred{claims: withClaims})
 }
 
 // Defer has the create of ctx write the claims keys for holder with its object, and reports whether it
 // will: false when ctx is not of such a create, and the caller takes them itself.
 func (s *Store) Defer(ctx context.Context, keys []string, holder Holder) (bool, error) {
 	d, ok := ctx.Value(deferredKey{}).(*deferred)
-	if !ok {
+	if !ok || !d.claims {
 		return false, nil
 	}
 	holder.Since = s.now()
@@ -59,6 +76,66 @@ func (s *Store) Defer(ctx context.Context, keys []string, holder Holder) (bool, 
 	}
 	d.keys, d.value = keys, value
 	return true, nil
+}
+
+// WriteWith has the create of ctx write c with its object, and reports whether it will: false when ctx
+// is not of a create whose store does that (InCreate).
+func WriteWith(ctx context.Context, c Companion) bool {
+	d, ok := ctx.Value(deferredKey{}).(*deferred)
+	if !ok {
+		return false
+	}
+	d.companions = append(d.companions, c)
+	return true
+}
+
+// Storage is how a resource's store writes its objects in etcd, for writing them beside it.
+type Storage struct {
+	pathPrefix     string
+	resourcePrefix string
+	codec          runtime.Codec
+	transformer    value.Transformer
+}
+
+// NewStorage returns how the store of config and resourcePrefix (its generic.RESTOptions) writes.
+func NewStorage(config *storagebackend.ConfigForResource, resourcePrefix string) Storage {
+	pathPrefix := path.Join("/", config.Prefix)
+	if !strings.HasSuffix(pathPrefix, "/") {
+		pathPrefix += "/"
+	}
+	transformer := config.Transformer
+	if transformer == nil {
+		transformer = identity.NewEncryptCheckTransformer() // as the etcd3 store's factory defaults it
+	}
+	return Storage{pathPrefix: pathPrefix, resourcePrefix: resourcePrefix, codec: config.Codec, transformer: transformer}
+}
+
+// Key is the etcd key of the store's key (its KeyFunc's answer).
+func (s Storage) Key(key string) (string, error) {
+	prepared, err := storage.PrepareKey(s.resourcePrefix, key, false)
+	if err != nil {
+		return "", err
+	}
+	return s.pathPrefix + strings.TrimPrefix(prepared, "/"), nil
+}
+
+// Encode returns obj, new, as the etcd3 store writes it at etcdKey: encoded with the resource's codec
+// (data) and transformed (encrypted) for its key (stored).
+func (s Storage) Encode(ctx context.Context, etcdKey string, obj runtime.Object) (data, stored []byte, err error) {
+	versioner := storage.APIObjectVersioner{}
+	if version, err := versioner.ObjectResourceVersion(obj); err == nil && version != 0 {
+		return nil, nil, storage.ErrResourceVersionSetOnCreate
+	}
+	if err := versioner.PrepareObjectForStorage(obj); err != nil {
+		return nil, nil, fmt.Errorf("PrepareObjectForStorage failed: %w", err)
+	}
+	if data, err = runtime.Encode(s.codec, obj); err != nil {
+		return nil, nil, err
+	}
+	if stored, err = s.transformer.TransformToStorage(ctx, data, authenticatedData(etcdKey)); err != nil {
+		return nil, nil, storage.NewInternalError(err)
+	}
+	return data, stored, nil
 }
 
 // WithClaimsInCreate decorates the storage that inner makes so that a create writes the claims Defer put in
@@ -71,27 +148,16 @@ func (s *Store) WithClaimsInCreate(inner generic.StorageDecorator) generic.Stora
 		if err != nil {
 			return decorated, destroy, err
 		}
-		pathPrefix := path.Join("/", config.Prefix)
-		if !strings.HasSuffix(pathPrefix, "/") {
-			pathPrefix += "/"
-		}
-		transformer := config.Transformer
-		if transformer == nil {
-			transformer = identity.NewEncryptCheckTransformer() // as the etcd3 store's factory defaults it
-		}
-		return &claimingStorage{Interface: decorated, client: s.client, codec: config.Codec, transformer: transformer,
-			pathPrefix: pathPrefix, resourcePrefix: resourcePrefix, groupResource: config.GroupResource}, destroy, nil
+		return &claimingStorage{Interface: decorated, client: s.client, storage: NewStorage(config, resourcePrefix),
+			groupResource: config.GroupResource}, destroy, nil
 	}
 }
 
 type claimingStorage struct {
 	storage.Interface
-	client         *clientv3.Client
-	codec          runtime.Codec
-	transformer    value.Transformer
-	pathPrefix     string
-	resourcePrefix string
-	groupResource  schema.GroupResource
+	client        *clientv3.Client
+	storage       Storage
+	groupResource schema.GroupResource
 }
 
 // authenticatedData is the key the transformer binds a value to, as the etcd3 store passes it.
@@ -99,39 +165,31 @@ type authenticatedData string
 
 func (d authenticatedData) AuthenticatedData() []byte { return []byte(d) }
 
-// Create writes the object and its deferred claims in one transaction, as the etcd3 store writes the
-// object alone: encoded with the resource's codec, transformed (encrypted) for its key, created only
-// where nothing is, and decoded into out at the revision written.
+// Create writes the object, its deferred claims and its companions in one transaction, as the etcd3
+// store writes the object alone: encoded with the resource's codec, transformed (encrypted) for its key,
+// created only where nothing is, and decoded into out at the revision written.
 func (c *claimingStorage) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
 	d, ok := ctx.Value(deferredKey{}).(*deferred)
-	if !ok || len(d.keys) == 0 || ttl != 0 {
+	if !ok || len(d.keys)+len(d.companions) == 0 || ttl != 0 {
 		return c.Interface.Create(ctx, key, obj, out, ttl)
 	}
-	versioner := storage.APIObjectVersioner{}
-	if version, err := versioner.ObjectResourceVersion(obj); err == nil && version != 0 {
-		return storage.ErrResourceVersionSetOnCreate
-	}
-	prepared, err := storage.PrepareKey(c.resourcePrefix, key, false)
+	etcdKey, err := c.storage.Key(key)
 	if err != nil {
 		return err
 	}
-	etcdKey := c.pathPrefix + strings.TrimPrefix(prepared, "/")
-	if err := versioner.PrepareObjectForStorage(obj); err != nil {
-		return fmt.Errorf("PrepareObjectForStorage failed: %w", err)
-	}
-	data, err := runtime.Encode(c.codec, obj)
+	data, stored, err := c.storage.Encode(ctx, etcdKey, obj)
 	if err != nil {
 		return err
-	}
-	stored, err := c.transformer.TransformToStorage(ctx, data, authenticatedData(etcdKey))
-	if err != nil {
-		return storage.NewInternalError(err)
 	}
 	conditions := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(etcdKey), "=", 0)}
 	puts := []clientv3.Op{clientv3.OpPut(etcdKey, string(stored))}
 	for _, k := range d.keys {
 		conditions = append(conditions, clientv3.Compare(clientv3.CreateRevision(k), "=", 0))
 		puts = append(puts, clientv3.OpPut(k, string(d.value)))
+	}
+	for _, companion := range d.companions {
+		conditions = append(conditions, clientv3.Compare(clientv3.CreateRevision(companion.Key), "=", 0))
+		puts = append(puts, clientv3.OpPut(companion.Key, string(companion.Value)))
 	}
 	start := time.Now()
 	resp, err := c.client.Txn(ctx).If(conditions...).Then(puts...).Else(clientv3.OpGet(etcdKey, clientv3.WithCountOnly())).Commit()
@@ -141,16 +199,21 @@ func (c *claimingStorage) Create(ctx context.Context, key string, obj, out runti
 		return err
 	}
 	if !resp.Succeeded {
-		if resp.Responses[0].GetResponseRange().Count > 0 {
+		switch {
+		case resp.Responses[0].GetResponseRange().Count > 0:
 			return storage.NewKeyExistsError(etcdKey, 0)
+		case len(d.keys) > 0:
+			// Claimed values are the likely cause; a companion that exists shows when created again
+			// without them.
+			return ErrClaimed
 		}
-		return ErrClaimed
+		return ErrCompanionExists
 	}
 	if out == nil {
 		return nil
 	}
-	if _, _, err := c.codec.Decode(data, nil, out); err != nil {
+	if _, _, err := c.storage.codec.Decode(data, nil, out); err != nil {
 		return err
 	}
-	return versioner.UpdateObject(out, uint64(resp.Header.Revision))
+	return storage.APIObjectVersioner{}.UpdateObject(out, uint64(resp.Header.Revision))
 }

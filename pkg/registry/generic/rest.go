@@ -3,6 +3,8 @@ package generic
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -10,12 +12,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	hcpapi "github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 )
 
@@ -29,13 +33,24 @@ type REST struct {
 	guardDelete   DeleteGuard
 	claimExisting func(context.Context) error
 	beginCreate   BeginCreate
-	// claimsInCreate: the store writes a create's claims in the object's own transaction.
-	claimsInCreate bool
+	// inCreateTxn: the store writes a create's claims and companions in the object's own transaction.
+	inCreateTxn bool
+	operations  OperationRecorder
 }
 
 // BeginCreate starts what a create holds until it is written or refused (claims, a lock), once the object
 // passed validation and admission, and returns finish, which the create calls with the outcome.
 type BeginCreate func(ctx context.Context, obj runtime.Object, dryRun []string) (finish genericregistry.FinishFunc, err error)
+
+// OperationRecorder creates the ARMOperation a create asks for (hcp.ARMOperationAnnotation) in the create's
+// own transaction, so that a PUT through the ARM frontend is one write, and its operation exists exactly
+// when its object does.
+type OperationRecorder interface {
+	// Detach reads the operation that value asks for with a create of resource, and checks that the caller
+	// may create it. complete makes it follow the new object, once the object has its UID, and returns it
+	// checked, as its store writes it.
+	Detach(ctx context.Context, resource, value string) (name string, complete func(ctx context.Context, target metav1.Object) (claims.Companion, error), err error)
+}
 
 // Create creates the object; the store's BeginCreate runs after validation and admission, so that a
 // client hears of what is wrong with its object before it hears of other objects.
@@ -47,20 +62,81 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 	if options != nil {
 		dryRun = options.DryRun
 	}
-	if r.claimsInCreate {
-		validate, finish := r.beginCreateAfter(createValidation, dryRun)
-		out, err := r.Store.Create(claims.InCreate(ctx), obj, validate, options)
-		finish(ctx, err == nil)
-		if !errors.Is(err, claims.ErrClaimed) {
-			return out, err
-		}
-		// A value is claimed already: claimed one by one, deciding on each holder, then created again.
-		// Nothing was written, and storing the object again prepares it again.
+	operation, validate, err := r.detachOperation(ctx, obj, createValidation)
+	if err != nil {
+		return nil, err
 	}
+	if r.inCreateTxn {
+		out, err := r.create(claims.InCreate(ctx, r.beginCreate != nil), obj, validate, dryRun, options)
+		if !errors.Is(err, claims.ErrClaimed) {
+			return out, operationExists(err, operation)
+		}
+		// A value is claimed already: claimed one by one, deciding on each holder, then created again,
+		// with the object's companions. Nothing was written, and storing the object again prepares it again.
+		ctx = claims.InCreate(ctx, false)
+	}
+	out, err := r.create(ctx, obj, validate, dryRun, options)
+	return out, operationExists(err, operation)
+}
+
+func (r *REST) create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, dryRun []string, options *metav1.CreateOptions) (runtime.Object, error) {
 	validate, finish := r.beginCreateAfter(createValidation, dryRun)
 	out, err := r.Store.Create(ctx, obj, validate, options)
 	finish(ctx, err == nil)
 	return out, err
+}
+
+// detachOperation takes the ARMOperation a create asks for off obj, and returns createValidation followed
+// by what completes the operation and has the create write it.
+func (r *REST) detachOperation(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc) (string, rest.ValidateObjectFunc, error) {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return "", nil, err
+	}
+	annotations := accessor.GetAnnotations()
+	value, ok := annotations[hcpapi.ARMOperationAnnotation]
+	if !ok {
+		return "", createValidation, nil
+	}
+	if r.operations == nil {
+		gk := schema.GroupKind{Group: hcpapi.GroupName, Kind: reflect.TypeOf(obj).Elem().Name()}
+		return "", nil, apierrors.NewInvalid(gk, accessor.GetName(), field.ErrorList{field.Forbidden(
+			field.NewPath("metadata", "annotations").Key(hcpapi.ARMOperationAnnotation),
+			"only the create of an HCPCluster, a NodePool or an ExternalAuth records an ARM operation")})
+	}
+	delete(annotations, hcpapi.ARMOperationAnnotation)
+	accessor.SetAnnotations(annotations)
+	name, complete, err := r.operations.Detach(ctx, r.DefaultQualifiedResource.Resource, value)
+	if err != nil {
+		return "", nil, err
+	}
+	return name, func(ctx context.Context, obj runtime.Object) error {
+		if createValidation != nil {
+			if err := createValidation(ctx, obj); err != nil {
+				return err
+			}
+		}
+		target, err := meta.Accessor(obj)
+		if err != nil {
+			return err
+		}
+		companion, err := complete(ctx, target)
+		if err != nil {
+			return err
+		}
+		if !claims.WriteWith(ctx, companion) {
+			return apierrors.NewInternalError(fmt.Errorf("the store of %s cannot write an ARM operation with its creates", r.DefaultQualifiedResource))
+		}
+		return nil
+	}, nil
+}
+
+// operationExists tells of an operation whose name is taken already, which wrote nothing.
+func operationExists(err error, operation string) error {
+	if errors.Is(err, claims.ErrCompanionExists) {
+		return apierrors.NewAlreadyExists(hcpapi.Resource("armoperations"), operation)
+	}
+	return err
 }
 
 // beginCreateAfter returns createValidation followed by the store's BeginCreate, and the finish function
@@ -218,13 +294,15 @@ type StoreOptions struct {
 	// Claims, when set with BeginCreate, is where BeginCreate claims values: a create then writes them in
 	// the object's own etcd transaction.
 	Claims *claims.Store
+	// Operations, when set with Claims, records the ARMOperation a create asks for in its transaction.
+	Operations OperationRecorder
 }
 
 // NewStores completes the resource's store on etcd and derives its /status store from it.
 func NewStores(o StoreOptions, optsGetter generic.RESTOptionsGetter) (*REST, *StatusREST, error) {
 	store := o.Store
-	claimsInCreate := o.Claims != nil && o.BeginCreate != nil
-	if claimsInCreate {
+	inCreateTxn := o.Claims != nil && (o.BeginCreate != nil || o.Operations != nil)
+	if inCreateTxn {
 		optsGetter = claimingOptions{RESTOptionsGetter: optsGetter, claims: o.Claims}
 	}
 	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: o.AttrFunc}); err != nil {
@@ -234,7 +312,7 @@ func NewStores(o StoreOptions, optsGetter generic.RESTOptionsGetter) (*REST, *St
 	statusStore.UpdateStrategy = o.StatusStrategy
 	statusStore.ResetFieldsStrategy = o.StatusStrategy
 	return &REST{Store: store, shortNames: o.ShortNames, guardDelete: o.GuardDelete, claimExisting: o.ClaimExisting, beginCreate: o.BeginCreate,
-		claimsInCreate: claimsInCreate}, &StatusREST{store: &statusStore}, nil
+		inCreateTxn: inCreateTxn, operations: o.Operations}, &StatusREST{store: &statusStore}, nil
 }
 
 // claimingOptions decorates a resource's storage so that its creates write their claims.

@@ -59,8 +59,11 @@ func NewStrategy[T Object](typer runtime.ObjectTyper, kind Kind[T]) Strategy[T] 
 }
 
 var (
-	statusPath = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
-	specPath   = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))
+	// The main resource resets status, and the ARM operation a create asks for, which is never stored
+	// (REST.Create): managed fields must not name it.
+	mainResetPaths = fieldpath.NewSet(fieldpath.MakePathOrDie("status"),
+		fieldpath.MakePathOrDie("metadata", "annotations", hcpapi.ARMOperationAnnotation))
+	specPath = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))
 )
 
 func (s Strategy[T]) NamespaceScoped() bool { return s.kind.NamespaceScoped }
@@ -74,7 +77,7 @@ func (s Strategy[T]) WithoutLifecycle() Strategy[T] {
 
 // GetResetFields keeps server-side apply from claiming status through the main resource.
 func (Strategy[T]) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{"hcp.aro.azure.com/v1alpha1": statusPath}
+	return map[fieldpath.APIVersion]*fieldpath.Set{"hcp.aro.azure.com/v1alpha1": mainResetPaths}
 }
 
 func (s Strategy[T]) PrepareForCreate(ctx context.Context, obj runtime.Object) {
@@ -121,7 +124,12 @@ func (Strategy[T]) AllowCreateOnUpdate(ctx context.Context) bool { return false 
 func (Strategy[T]) AllowUnconditionalUpdate(ctx context.Context) bool { return true }
 
 func (s Strategy[T]) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	return s.kind.ValidateUpdate(obj.(T), old.(T))
+	errs := s.kind.ValidateUpdate(obj.(T), old.(T))
+	if _, ok := obj.(T).GetAnnotations()[hcpapi.ARMOperationAnnotation]; ok {
+		errs = append(errs, field.Forbidden(field.NewPath("metadata", "annotations").Key(hcpapi.ARMOperationAnnotation),
+			"an ARM operation is recorded with a create only"))
+	}
+	return errs
 }
 
 func (Strategy[T]) WarningsOnUpdate(ctx context.Context, obj, old runtime.Object) []string {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 )
@@ -94,7 +95,7 @@ func TestStatusStrategyKeepsTheSpec(t *testing.T) {
 	if obj.Spec.Capacity != 10 || obj.Status.Conditions != nil || obj.Generation != 3 {
 		t.Errorf("after a /status write: capacity %d, conditions %v, generation %d; want the stored spec (10) and the written status", obj.Spec.Capacity, obj.Status.Conditions, obj.Generation)
 	}
-	if !s.GetResetFields()["hcp.aro.azure.com/v1alpha1"].Equals(statusPath) {
+	if !s.GetResetFields()["hcp.aro.azure.com/v1alpha1"].Equals(mainResetPaths) || !mainResetPaths.Has(fieldpath.MakePathOrDie("status")) {
 		t.Error("the main resource does not reset status")
 	}
 	if !status.GetResetFields()["hcp.aro.azure.com/v1alpha1"].Equals(specPath) {

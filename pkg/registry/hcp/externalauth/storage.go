@@ -25,13 +25,13 @@ var onePerCluster = hcpregistry.UniqueValue[*hcp.ExternalAuth]{
 }
 
 // NewREST returns the storage of externalauths and externalauths/status. External auths claim
-// their cluster in c: one per cluster.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
-	return newREST(NewStrategy(scheme), optsGetter, c)
+// their cluster in c: one per cluster. A create records the ARM operation it asks for with ops.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store, ops hcpregistry.OperationRecorder) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+	return newREST(NewStrategy(scheme), optsGetter, c, ops)
 }
 
 // newREST leaves the one-per-cluster rule out when c is nil, for tests of the store alone.
-func newREST(s hcpregistry.Strategy[*hcp.ExternalAuth], optsGetter generic.RESTOptionsGetter, c *claims.Store) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+func newREST(s hcpregistry.Strategy[*hcp.ExternalAuth], optsGetter generic.RESTOptionsGetter, c *claims.Store, ops hcpregistry.OperationRecorder) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
 	store := &genericregistry.Store{
 		NewFunc:                   func() runtime.Object { return &hcp.ExternalAuth{} },
 		NewListFunc:               func() runtime.Object { return &hcp.ExternalAuthList{} },
@@ -57,5 +57,6 @@ func newREST(s hcpregistry.Strategy[*hcp.ExternalAuth], optsGetter generic.RESTO
 		ClaimExisting:  claimExisting,
 		BeginCreate:    beginCreate,
 		Claims:         c,
+		Operations:     ops,
 	}, optsGetter)
 }

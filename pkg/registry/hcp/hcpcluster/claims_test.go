@@ -19,7 +19,7 @@ import (
 // holds is refused at the field and leaves nothing behind; a second create of a name is AlreadyExists.
 func TestCreateClaimsInItsOwnTransaction(t *testing.T) {
 	opts, client := registrytest.NewRESTOptionsAndClient(t, "hcpclusters")
-	store, _, err := newREST(NewStrategy(registrytest.Scheme, nil, nil), registrytest.OptionsGetter{RESTOptions: opts}, claims.New(client))
+	store, _, err := newREST(NewStrategy(registrytest.Scheme, nil, nil), registrytest.OptionsGetter{RESTOptions: opts}, claims.New(client), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

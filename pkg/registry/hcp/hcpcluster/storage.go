@@ -16,13 +16,14 @@ import (
 
 // NewREST returns the storage of hcpclusters and hcpclusters/status. Clusters claim their
 // infrastructure in c, so that no two clusters use the same subnet, network security group or
-// managed resource group, and have their version resolved in catalog as they are stored.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store, catalog *versioncatalog.Catalog, service *clusterfacts.Settings) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
-	return newREST(NewStrategy(scheme, catalog, service), optsGetter, c)
+// managed resource group, and have their version resolved in catalog as they are stored. A create records
+// the ARM operation it asks for with ops.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store, ops hcpregistry.OperationRecorder, catalog *versioncatalog.Catalog, service *clusterfacts.Settings) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+	return newREST(NewStrategy(scheme, catalog, service), optsGetter, c, ops)
 }
 
 // newREST leaves out the claims when c is nil, for tests of the store alone.
-func newREST(s hcpregistry.Strategy[*hcp.HCPCluster], optsGetter generic.RESTOptionsGetter, c *claims.Store) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+func newREST(s hcpregistry.Strategy[*hcp.HCPCluster], optsGetter generic.RESTOptionsGetter, c *claims.Store, ops hcpregistry.OperationRecorder) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
 	store := &genericregistry.Store{
 		NewFunc:                   func() runtime.Object { return &hcp.HCPCluster{} },
 		NewListFunc:               func() runtime.Object { return &hcp.HCPClusterList{} },
@@ -48,5 +49,6 @@ func newREST(s hcpregistry.Strategy[*hcp.HCPCluster], optsGetter generic.RESTOpt
 		ClaimExisting:  claimExisting,
 		BeginCreate:    beginCreate,
 		Claims:         c,
+		Operations:     ops,
 	}, optsGetter)
 }

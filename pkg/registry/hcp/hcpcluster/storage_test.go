@@ -19,7 +19,7 @@ func newTester(t *testing.T) *genericregistrytest.Tester {
 	// The lifecycle hooks (Accepted, the finalizer, the cluster ID) are left out: kube's tester expects
 	// deterministic creates and immediate deletes. strategy_test.go and test/integration cover them.
 	return registrytest.NewTester(t, "hcpclusters", func(scheme *runtime.Scheme, og generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
-		return newREST(NewStrategy(scheme, nil, nil).WithoutLifecycle(), og, nil)
+		return newREST(NewStrategy(scheme, nil, nil).WithoutLifecycle(), og, nil, nil)
 	})
 }
 

@@ -23,7 +23,7 @@ import (
 func newScaleStore(t *testing.T) (*genericregistry.Store, *ScaleREST) {
 	t.Helper()
 	og := registrytest.OptionsGetter{RESTOptions: registrytest.NewRESTOptions(t, "nodepools")}
-	main, _, err := newREST(NewStrategy(registrytest.Scheme).WithoutLifecycle(), og, nil, nil)
+	main, _, err := newREST(NewStrategy(registrytest.Scheme).WithoutLifecycle(), og, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,12 +13,12 @@ import (
 
 // NewREST returns the storage of nodepools and nodepools/status. The last node pool of a Succeeded
 // cluster (read from clusters) cannot be deleted; deletes hold a lock in c while they count.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store, clusters rest.Getter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
-	return newREST(NewStrategy(scheme), optsGetter, c, clusters)
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store, ops hcpregistry.OperationRecorder, clusters rest.Getter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+	return newREST(NewStrategy(scheme), optsGetter, c, ops, clusters)
 }
 
 // newREST leaves the last-pool rule out when c is nil, for tests of the store alone.
-func newREST(s hcpregistry.Strategy[*hcp.NodePool], optsGetter generic.RESTOptionsGetter, c *claims.Store, clusters rest.Getter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+func newREST(s hcpregistry.Strategy[*hcp.NodePool], optsGetter generic.RESTOptionsGetter, c *claims.Store, ops hcpregistry.OperationRecorder, clusters rest.Getter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
 	store := &genericregistry.Store{
 		NewFunc:                   func() runtime.Object { return &hcp.NodePool{} },
 		NewListFunc:               func() runtime.Object { return &hcp.NodePoolList{} },
@@ -41,5 +41,7 @@ func newREST(s hcpregistry.Strategy[*hcp.NodePool], optsGetter generic.RESTOptio
 		ShortNames:     []string{"np"},
 		AttrFunc:       GetAttrs,
 		GuardDelete:    guardDelete,
+		Claims:         c,
+		Operations:     ops,
 	}, optsGetter)
 }

@@ -20,7 +20,7 @@ func newTester(t *testing.T) *genericregistrytest.Tester {
 	// The lifecycle hooks (Accepted, the finalizer) are left out: kube's tester expects deterministic
 	// creates and immediate deletes. strategy_test.go and test/integration cover them.
 	return registrytest.NewTester(t, "nodepools", func(scheme *runtime.Scheme, og generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
-		return newREST(NewStrategy(scheme).WithoutLifecycle(), og, nil, nil)
+		return newREST(NewStrategy(scheme).WithoutLifecycle(), og, nil, nil, nil)
 	})
 }
 

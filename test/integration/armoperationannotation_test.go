@@ -1,0 +1,157 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
+)
+
+// operationAnnotation is what the ARM shim puts on a create for the server to record its operation.
+func operationAnnotation(t *testing.T, name, subscriptionID string) map[string]string {
+	t.Helper()
+	value, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"name": name, "labels": map[string]string{v1alpha1.ARMSubscriptionLabel: subscriptionID}},
+		"spec": v1alpha1.ARMOperationSpec{
+			Request:        v1alpha1.ARMOperationCreate,
+			ResourceID:     fmt.Sprintf("/subscriptions/%s/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/dev", subscriptionID),
+			SubscriptionID: subscriptionID,
+			Location:       "eastus",
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{v1alpha1.ARMOperationAnnotation: string(value)}
+}
+
+// TestCreateRecordsTheARMOperationItAsksFor: a create carrying hcp.aro.azure.com/arm-operation writes the
+// operation in its own write, following the new object, and stores neither the annotation nor its
+// ownership; what cannot be written whole is not written at all.
+func TestCreateRecordsTheARMOperationItAsksFor(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	subscriptionID := uuid.NewString()
+	hcp := client().HcpV1alpha1()
+
+	opName := uuid.NewString()
+	cluster := fixtures.HCPCluster(ns, "dev")
+	cluster.Annotations = operationAnnotation(t, opName, subscriptionID)
+	created, err := hcp.HCPClusters(ns).Create(ctx, cluster, metav1.CreateOptions{FieldManager: "arm-shim"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hcp.ARMOperations().Delete(context.Background(), opName, metav1.DeleteOptions{}) })
+	if _, ok := created.Annotations[v1alpha1.ARMOperationAnnotation]; ok {
+		t.Errorf("the created cluster carries the annotation: %v", created.Annotations)
+	}
+	for _, entry := range created.ManagedFields {
+		if entry.FieldsV1 != nil && strings.Contains(string(entry.FieldsV1.Raw), v1alpha1.ARMOperationAnnotation) {
+			t.Errorf("%s owns the annotation, which was never stored: %s", entry.Manager, entry.FieldsV1.Raw)
+		}
+	}
+	op, err := hcp.ARMOperations().Get(ctx, opName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the operation the create asked for: %v", err)
+	}
+	want := v1alpha1.ARMOperationTarget{Resource: "hcpclusters", Namespace: ns, Name: "dev", UID: created.UID, Generation: 1}
+	if op.Spec.Target != want {
+		t.Errorf("the operation follows %+v, want %+v", op.Spec.Target, want)
+	}
+	if op.Status.State != v1alpha1.ARMOperationAccepted || op.Labels[v1alpha1.ARMSubscriptionLabel] != subscriptionID || op.UID == "" {
+		t.Errorf("the operation is %s with labels %v and UID %q, want Accepted, the subscription's label and a UID", op.Status.State, op.Labels, op.UID)
+	}
+	if op.ResourceVersion != created.ResourceVersion {
+		t.Errorf("the operation was written at %s and the cluster at %s, want one write", op.ResourceVersion, created.ResourceVersion)
+	}
+
+	t.Run("a node pool's create records one too", func(t *testing.T) {
+		poolOp := uuid.NewString()
+		pool := fixtures.NodePool(ns, "dev", "workers")
+		pool.Annotations = operationAnnotation(t, poolOp, subscriptionID)
+		created, err := hcp.NodePools(ns).Create(ctx, pool, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = hcp.ARMOperations().Delete(context.Background(), poolOp, metav1.DeleteOptions{}) })
+		op, err := hcp.ARMOperations().Get(ctx, poolOp, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if op.Spec.Target.Resource != "nodepools" || op.Spec.Target.UID != created.UID {
+			t.Errorf("the operation follows %+v, want the node pool %s", op.Spec.Target, created.UID)
+		}
+	})
+
+	t.Run("an operation name taken already writes nothing", func(t *testing.T) {
+		again := fixtures.HCPCluster(ns, "again")
+		again.Annotations = operationAnnotation(t, opName, subscriptionID)
+		_, err := hcp.HCPClusters(ns).Create(ctx, again, metav1.CreateOptions{})
+		if !apierrors.IsAlreadyExists(err) || !strings.Contains(err.Error(), opName) {
+			t.Errorf("a create reusing operation %s: %v, want AlreadyExists naming it", opName, err)
+		}
+		if _, err := hcp.HCPClusters(ns).Get(ctx, "again", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the cluster whose operation could not be written: %v, want NotFound", err)
+		}
+	})
+
+	t.Run("a dry run writes neither", func(t *testing.T) {
+		dry := uuid.NewString()
+		cluster := fixtures.HCPCluster(ns, "dry")
+		cluster.Annotations = operationAnnotation(t, dry, subscriptionID)
+		if _, err := hcp.HCPClusters(ns).Create(ctx, cluster, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := hcp.ARMOperations().Get(ctx, dry, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the operation of a dry run: %v, want NotFound", err)
+		}
+	})
+
+	t.Run("what is not an operation is refused with the annotation's path", func(t *testing.T) {
+		for name, value := range map[string]string{
+			"not JSON":      "{",
+			"unknown field": `{"metadata":{"name":"` + uuid.NewString() + `"},"spec":{"colour":"blue"}}`,
+			"no name":       `{"spec":{}}`,
+		} {
+			cluster := fixtures.HCPCluster(ns, "bad")
+			cluster.Annotations = map[string]string{v1alpha1.ARMOperationAnnotation: value}
+			_, err := hcp.HCPClusters(ns).Create(ctx, cluster, metav1.CreateOptions{})
+			if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "metadata.annotations[hcp.aro.azure.com/arm-operation]") {
+				t.Errorf("%s: %v, want BadRequest naming the annotation", name, err)
+			}
+		}
+		// A well-formed operation the ARMOperation store would refuse is refused so.
+		value := operationAnnotation(t, uuid.NewString(), "not-a-subscription")
+		cluster := fixtures.HCPCluster(ns, "bad")
+		cluster.Annotations = value
+		if _, err := hcp.HCPClusters(ns).Create(ctx, cluster, metav1.CreateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.subscriptionID") {
+			t.Errorf("an operation of no subscription: %v, want Invalid on spec.subscriptionID", err)
+		}
+		if _, err := hcp.HCPClusters(ns).Get(ctx, "bad", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("a refused cluster: %v, want NotFound", err)
+		}
+	})
+
+	t.Run("only creates of what ARM puts record operations", func(t *testing.T) {
+		mc := fixtures.ManagementCluster("mc-" + ns)
+		mc.Annotations = operationAnnotation(t, uuid.NewString(), subscriptionID)
+		if _, err := hcp.ManagementClusters().Create(ctx, mc, metav1.CreateOptions{}); !apierrors.IsInvalid(err) ||
+			!strings.Contains(err.Error(), "metadata.annotations[hcp.aro.azure.com/arm-operation]") {
+			t.Errorf("a management cluster asking for an operation: %v, want Invalid on the annotation", err)
+		}
+		update := created.DeepCopy()
+		update.Annotations = operationAnnotation(t, uuid.NewString(), subscriptionID)
+		if _, err := hcp.HCPClusters(ns).Update(ctx, update, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) ||
+			!strings.Contains(err.Error(), "metadata.annotations[hcp.aro.azure.com/arm-operation]") {
+			t.Errorf("an update asking for an operation: %v, want Invalid on the annotation", err)
+		}
+	})
+}
