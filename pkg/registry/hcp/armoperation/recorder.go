@@ -99,7 +99,8 @@ func (r *Recorder) decode(value string) (*hcp.ARMOperation, error) {
 	return op, nil
 }
 
-// authorize refuses a caller who may not create the ARMOperation name, as a create of it would.
+// authorize refuses a caller who may not create ARMOperations, as a create of one would: without its name,
+// which a create's request does not carry (and so the delegated authorizer's cache answers the next one).
 func (r *Recorder) authorize(ctx context.Context, name string) error {
 	if r.authorizer == nil {
 		return nil
@@ -110,7 +111,7 @@ func (r *Recorder) authorize(ctx context.Context, name string) error {
 	}
 	decision, reason, err := r.authorizer.Authorize(ctx, authorizer.AttributesRecord{
 		User: user, Verb: "create", APIGroup: hcp.GroupName, APIVersion: v1alpha1.SchemeGroupVersion.Version,
-		Resource: "armoperations", Name: name, ResourceRequest: true,
+		Resource: "armoperations", ResourceRequest: true,
 	})
 	if decision == authorizer.DecisionAllow {
 		return nil

@@ -41,9 +41,10 @@ func TestRecorderAuthorizesAndWritesAsTheStore(t *testing.T) {
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "no RBAC rule allows it") || !strings.Contains(err.Error(), hcp.ARMOperationAnnotation) {
 		t.Errorf("a caller who may not create operations: %v, want Forbidden naming the annotation and the reason", err)
 	}
+	// As a create of an ARMOperation is authorized: by resource, not name.
 	if asked == nil || asked.GetUser().GetName() != "alice" || asked.GetVerb() != "create" || asked.GetResource() != "armoperations" ||
-		asked.GetName() != "0f8fad5b-d9cb-469f-a165-70867728950e" {
-		t.Errorf("asked the authorizer %+v, want alice creating the armoperation", asked)
+		asked.GetAPIGroup() != hcp.GroupName || asked.GetName() != "" || !asked.IsResourceRequest() {
+		t.Errorf("asked the authorizer %+v, want alice creating armoperations", asked)
 	}
 
 	allowed = authorizer.DecisionAllow
