@@ -191,7 +191,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, rules StorageRules) (map[s
 			return nil
 		}
 	}
-	// The creates a PUT through the ARM frontend makes record its operation in their own write.
+	// The creates the ARM frontend makes record their operation in their own write.
 	var operations hcpregistry.OperationRecorder
 	if rules.Claims != nil {
 		recorder, err := armoperation.NewRecorder(Scheme, optsGetter, rules.Authorizer)
@@ -221,7 +221,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, rules StorageRules) (map[s
 	if err != nil {
 		return nil, err
 	}
-	if err := add("breakglasscredentials")(breakglasscredential.NewREST(Scheme, optsGetter, rules.Claims, rules.MaxBreakglassCredentialsPerCluster, keys)); err != nil {
+	if err := add("breakglasscredentials")(breakglasscredential.NewREST(Scheme, optsGetter, rules.Claims, operations, rules.MaxBreakglassCredentialsPerCluster, keys)); err != nil {
 		destroyKeys()
 		return nil, err
 	}

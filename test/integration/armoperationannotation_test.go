@@ -91,6 +91,30 @@ func TestCreateRecordsTheARMOperationItAsksFor(t *testing.T) {
 		}
 	})
 
+	t.Run("a break-glass credential's create records one too", func(t *testing.T) {
+		// Credentials are issued for Succeeded clusters only.
+		if _, err := updateClusterStatus(ctx, ns, "dev", func(c *v1alpha1.HCPCluster) {
+			c.Status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded
+		}); err != nil {
+			t.Fatal(err)
+		}
+		credOp := uuid.NewString()
+		cred := fixtures.BreakglassCredential(ns, "dev", "admin")
+		cred.Annotations = operationAnnotation(t, credOp, subscriptionID)
+		created, err := hcp.BreakglassCredentials(ns).Create(ctx, cred, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = hcp.ARMOperations().Delete(context.Background(), credOp, metav1.DeleteOptions{}) })
+		op, err := hcp.ARMOperations().Get(ctx, credOp, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if op.Spec.Target.Resource != "breakglasscredentials" || op.Spec.Target.UID != created.UID {
+			t.Errorf("the operation follows %+v, want the credential %s", op.Spec.Target, created.UID)
+		}
+	})
+
 	t.Run("an operation name taken already writes nothing", func(t *testing.T) {
 		again := fixtures.HCPCluster(ns, "again")
 		again.Annotations = operationAnnotation(t, opName, subscriptionID)
@@ -147,7 +171,10 @@ func TestCreateRecordsTheARMOperationItAsksFor(t *testing.T) {
 			!strings.Contains(err.Error(), "metadata.annotations[hcp.aro.azure.com/arm-operation]") {
 			t.Errorf("a management cluster asking for an operation: %v, want Invalid on the annotation", err)
 		}
-		update := created.DeepCopy()
+		update, err := hcp.HCPClusters(ns).Get(ctx, "dev", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		update.Annotations = operationAnnotation(t, uuid.NewString(), subscriptionID)
 		if _, err := hcp.HCPClusters(ns).Update(ctx, update, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) ||
 			!strings.Contains(err.Error(), "metadata.annotations[hcp.aro.azure.com/arm-operation]") {

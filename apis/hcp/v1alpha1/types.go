@@ -120,8 +120,8 @@ const DNSFinalizer = "hcp.aro.azure.com/dns-records"
 // nightly channel groups.
 const ExperimentalFeaturesAnnotation = "hcp.aro.azure.com/experimental-features"
 
-// ARMOperationAnnotation, on the create of an HCPCluster, NodePool or ExternalAuth, asks the server to
-// create the ARMOperation it holds (JSON of an ARMOperation: its name, labels and spec) in the create's
-// own write, following the new object: the ARM frontend records a PUT's operation so. The caller must be
-// allowed to create ARMOperations. The annotation is never stored.
+// ARMOperationAnnotation, on the create of an HCPCluster, NodePool, ExternalAuth or BreakglassCredential,
+// asks the server to create the ARMOperation it holds (JSON of an ARMOperation: its name, labels and spec)
+// in the create's own write, following the new object: the ARM frontend records a create's operation so.
+// The caller must be allowed to create ARMOperations. The annotation is never stored.
 const ARMOperationAnnotation = "hcp.aro.azure.com/arm-operation"

@@ -85,14 +85,16 @@ func (f *Frontend) requestAdminCredential(req *request) error {
 		},
 		Spec: hcpv1alpha1.BreakglassCredentialSpec{ClusterName: cluster.Name, CertificateSigningRequest: csr},
 	}
+	// Written with the credential, as a PUT's operation is with its object.
+	op := f.newOperation(req, hcpv1alpha1.ARMOperationRequestCredential, res.id, res.subscription(), hcpv1alpha1.ARMOperationTarget{})
+	if err := attachOperation(cred, op); err != nil {
+		return apiError(req.logger, err, res)
+	}
 	created, err := f.client.HcpV1alpha1().BreakglassCredentials(cluster.Namespace).Create(req.ctx, cred, metav1.CreateOptions{})
 	if err != nil {
 		return apiError(req.logger, err, res)
 	}
-	op, err := f.startOperation(req, hcpv1alpha1.ARMOperationRequestCredential, res.id, res.subscription(), target("breakglasscredentials", created))
-	if err != nil {
-		return err
-	}
+	recordedWith(req, op, "breakglasscredentials", created)
 	f.setAsyncHeaders(req, op, true)
 	req.w.WriteHeader(http.StatusAccepted)
 	return nil

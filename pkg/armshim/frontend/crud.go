@@ -255,8 +255,7 @@ func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResourc
 			return err
 		}
 	} else {
-		op.Spec.Target = target(k.resource, k.meta(written))
-		req.logger.V(2).Info("Started ARM operation", "operation", op.Name, "request", request, "resourceID", res.id)
+		recordedWith(req, op, k.resource, k.meta(written))
 	}
 	out, err := k.toARM(req.resourceAPIVersion(), written, f.location)
 	if err != nil {

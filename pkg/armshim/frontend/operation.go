@@ -63,6 +63,13 @@ func attachOperation(obj metav1.Object, op *hcpv1alpha1.ARMOperation) error {
 	return nil
 }
 
+// recordedWith completes op, which the server recorded with the create of obj (attachOperation), as the
+// server did.
+func recordedWith(req *request, op *hcpv1alpha1.ARMOperation, resource string, obj metav1.Object) {
+	op.Spec.Target = target(resource, obj)
+	req.logger.V(2).Info("Started ARM operation", "operation", op.Name, "request", op.Spec.Request, "resourceID", op.Spec.ResourceID)
+}
+
 // startOperation records an asynchronous operation on resourceID. It comes after the write it
 // follows: when it fails the caller gets a 500 and ARM retries the request, which finds the write done.
 func (f *Frontend) startOperation(req *request, request hcpv1alpha1.ARMOperationRequest, resourceID, subscriptionID string, t hcpv1alpha1.ARMOperationTarget) (*hcpv1alpha1.ARMOperation, error) {

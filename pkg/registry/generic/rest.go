@@ -102,7 +102,7 @@ func (r *REST) detachOperation(ctx context.Context, obj runtime.Object, createVa
 		gk := schema.GroupKind{Group: hcpapi.GroupName, Kind: reflect.TypeOf(obj).Elem().Name()}
 		return "", nil, apierrors.NewInvalid(gk, accessor.GetName(), field.ErrorList{field.Forbidden(
 			field.NewPath("metadata", "annotations").Key(hcpapi.ARMOperationAnnotation),
-			"only the create of an HCPCluster, a NodePool or an ExternalAuth records an ARM operation")})
+			"only the create of an HCPCluster, a NodePool, an ExternalAuth or a BreakglassCredential records an ARM operation")})
 	}
 	delete(annotations, hcpapi.ARMOperationAnnotation)
 	accessor.SetAnnotations(annotations)

@@ -17,7 +17,7 @@ import (
 // may have at most maxPerCluster unexpired credentials, counted under a lock in c; a nil c leaves
 // the limit out, for tests of the store alone. A credential created without a certificate signing
 // request gets a key made by the server, kept in keys.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store, maxPerCluster int, keys *Keys) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *claims.Store, ops hcpregistry.OperationRecorder, maxPerCluster int, keys *Keys) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
 	s := NewStrategy(scheme)
 	if keys != nil {
 		withKeys := kind
@@ -27,10 +27,10 @@ func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, c *cl
 		}
 		s = hcpregistry.NewStrategy(scheme, withKeys)
 	}
-	return newREST(s, optsGetter, c, maxPerCluster, keys)
+	return newREST(s, optsGetter, c, ops, maxPerCluster, keys)
 }
 
-func newREST(s hcpregistry.Strategy[*hcp.BreakglassCredential], optsGetter generic.RESTOptionsGetter, c *claims.Store, maxPerCluster int, keys *Keys) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
+func newREST(s hcpregistry.Strategy[*hcp.BreakglassCredential], optsGetter generic.RESTOptionsGetter, c *claims.Store, ops hcpregistry.OperationRecorder, maxPerCluster int, keys *Keys) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
 	store := &genericregistry.Store{
 		NewFunc:                   func() runtime.Object { return &hcp.BreakglassCredential{} },
 		NewListFunc:               func() runtime.Object { return &hcp.BreakglassCredentialList{} },
@@ -59,6 +59,8 @@ func newREST(s hcpregistry.Strategy[*hcp.BreakglassCredential], optsGetter gener
 		ShortNames:     []string{"bgc"},
 		AttrFunc:       GetAttrs,
 		BeginCreate:    chain(begin...),
+		Claims:         c,
+		Operations:     ops,
 	}, optsGetter)
 }
 

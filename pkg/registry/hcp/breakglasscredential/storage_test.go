@@ -20,7 +20,7 @@ func newTester(t *testing.T) *genericregistrytest.Tester {
 	// The limit per cluster needs claims in etcd; pkg/registry/claims and test/integration test it. The
 	// finalizer is left out: kube's tester expects immediate deletes.
 	return registrytest.NewTester(t, "breakglasscredentials", func(scheme *runtime.Scheme, og generic.RESTOptionsGetter) (*hcpregistry.REST, *hcpregistry.StatusREST, error) {
-		return newREST(NewStrategy(scheme).WithoutLifecycle(), og, nil, 0, nil)
+		return newREST(NewStrategy(scheme).WithoutLifecycle(), og, nil, nil, 0, nil)
 	})
 }
 
