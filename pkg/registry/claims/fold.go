@@ -170,8 +170,12 @@ func (d authenticatedData) AuthenticatedData() []byte { return []byte(d) }
 // created only where nothing is, and decoded into out at the revision written.
 func (c *claimingStorage) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
 	d, ok := ctx.Value(deferredKey{}).(*deferred)
-	if !ok || len(d.keys)+len(d.companions) == 0 || ttl != 0 {
+	if !ok || len(d.keys)+len(d.companions) == 0 || ttl != 0 && len(d.companions) == 0 {
 		return c.Interface.Create(ctx, key, obj, out, ttl)
+	}
+	if ttl != 0 {
+		// No resource of the API expires; were one to, its companions would have to.
+		return storage.NewInternalError(fmt.Errorf("a create that expires cannot write other objects with it"))
 	}
 	etcdKey, err := c.storage.Key(key)
 	if err != nil {
