@@ -122,6 +122,15 @@ func (a *adapter) Plan(cluster *v1alpha1.HCPCluster, consumer string) (bundle.Pl
 			}
 			return plan, nil
 		}
+		// Nothing reports on an unplaced cluster; once Azure is ready, its Delivered is gone, as that of a
+		// cluster that never waited for it, and Placed says what it waits for.
+		if delivered := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionDelivered); consumer == "" &&
+			delivered != nil && delivered.Reason == v1alpha1.ReasonAwaitingAzure {
+			plan.Wait = func(cluster *v1alpha1.HCPCluster) {
+				meta.RemoveStatusCondition(&cluster.Status.Conditions, v1alpha1.ConditionDelivered)
+			}
+			return plan, nil
+		}
 	}
 	resolved := meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionVersionResolved)
 	if resolved == nil || resolved.Status != metav1.ConditionTrue || resolved.ObservedGeneration != cluster.Generation {

@@ -148,6 +148,51 @@ func TestNothingPublishedBeforeTheAzureSideIsReady(t *testing.T) {
 	}
 }
 
+// A cluster nothing could place waits for Azure as a placed one does; once Azure is ready, what it waited
+// for is gone from its Delivered, which no report keeps up to date before it is placed.
+func TestUnplacedClusterDoesNotKeepWaitingForAzure(t *testing.T) {
+	publisher := controllertest.NewRecordingPublisher()
+	cluster, mc := placedCluster()
+	cluster.Status.ManagementCluster = ""
+	cluster.Status.Conditions = append(cluster.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionPlaced,
+		Status: metav1.ConditionFalse, Reason: "NoManagementCluster", Message: "no management cluster serves eastus"})
+	c, client, clusters := newTestControllerWith(t, Options{CreateDeadline: time.Hour, Azure: true}, publisher, cluster, mc)
+	sync := func() *v1alpha1.HCPCluster {
+		t.Helper()
+		if _, err := c.Sync(context.Background(), "ns/dev"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := client.HcpV1alpha1().HCPClusters("ns").Get(context.Background(), "dev", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := clusters.Update(got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	got := sync()
+	if delivered := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionDelivered); delivered == nil || delivered.Reason != v1alpha1.ReasonAwaitingAzure {
+		t.Fatalf("an unplaced cluster whose identities are unchecked: Delivered %+v, want %s", delivered, v1alpha1.ReasonAwaitingAzure)
+	}
+	got.Status.Conditions = append(got.Status.Conditions,
+		metav1.Condition{Type: v1alpha1.ConditionAzureIdentitiesValid, Status: metav1.ConditionTrue, Reason: "IdentitiesValid", ObservedGeneration: 1},
+		metav1.Condition{Type: v1alpha1.ConditionManagedResourceGroupReady, Status: metav1.ConditionTrue, Reason: "Created"})
+	if _, err := client.HcpV1alpha1().HCPClusters("ns").UpdateStatus(context.Background(), got, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got = sync()
+	if delivered := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionDelivered); delivered != nil {
+		t.Errorf("an unplaced cluster whose Azure side is ready still says Delivered %+v", delivered)
+	}
+	if placed := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionPlaced); placed == nil || placed.Status != metav1.ConditionFalse {
+		t.Errorf("Placed %+v, want the placement's False kept", placed)
+	}
+	if len(publisher.Applied) != 0 {
+		t.Errorf("published %v for an unplaced cluster", publisher.Applied)
+	}
+}
+
 func TestSyncPublishesTheBundleAndFinishesTheDelete(t *testing.T) {
 	ctx := context.Background()
 	publisher := controllertest.NewRecordingPublisher()
