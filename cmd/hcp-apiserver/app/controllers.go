@@ -69,8 +69,8 @@ type ControllerOptions struct {
 	// AzureConfigFile names the Azure configuration (pkg/azure.Config); empty, the server provisions
 	// nothing in Azure and the clusters' Azure conditions say AzureDisabled.
 	AzureConfigFile string
-	// AzureRecheckInterval is how often a cluster refused for its identities, or waiting on Azure, is
-	// looked at again.
+	// AzureRecheckInterval is how soon a cluster refused for its identities, or waiting on Azure, is
+	// looked at again; a refusal that lasts is looked at less often (clusterstatus.RecheckAfter).
 	AzureRecheckInterval time.Duration
 
 	// azure are the clients of the Azure that AzureConfigFile names, made by Validate.
@@ -103,7 +103,7 @@ func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 			"provisions clusters' managed resource groups and DNS records with, and checks their managed identities against. "+
 			"Without it the service touches no Azure resource and the clusters' Azure conditions say AzureDisabled.")
 	fs.DurationVar(&c.AzureRecheckInterval, "azure-recheck-interval", c.AzureRecheckInterval,
-		"How often a cluster refused for its managed identities, or waiting on Azure, is checked again.")
+		"How soon a cluster refused for its managed identities, or waiting on Azure, is checked again; a refusal that lasts is checked after a quarter of its age, at most every 16 intervals.")
 	fs.DurationVar(&c.ARMOperationRetention, "arm-operation-retention", c.ARMOperationRetention,
 		"How long after it was created an ended ARMOperation (Succeeded, Failed or Canceled) is deleted; ARM keeps operations 7 days.")
 }

@@ -177,7 +177,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	case checkErr != nil:
 		return 0, checkErr // retried with the queue's backoff
 	case problem != nil:
-		return c.recheck, nil
+		return clusterstatus.RecheckAfter(cluster, v1alpha1.ConditionAzureIdentitiesValid, c.recheck, time.Now()), nil
 	}
 	return 0, nil
 }

@@ -186,7 +186,8 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	case err != nil:
 		return 0, err
 	case isNotOurs || refused:
-		return c.opts.PollInterval, nil // the zone's owner may remove the other record
+		// The zone's owner may remove the other record.
+		return clusterstatus.RecheckAfter(cluster, v1alpha1.ConditionDNSReady, c.opts.PollInterval, time.Now()), nil
 	case ensureErr != nil:
 		return 0, ensureErr
 	}

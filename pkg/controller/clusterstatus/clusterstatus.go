@@ -5,6 +5,7 @@ package clusterstatus
 import (
 	"context"
 	"slices"
+	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -55,6 +56,23 @@ func AzureChecked(cluster *v1alpha1.HCPCluster, conditionType string) *metav1.Co
 		return nil
 	}
 	return cond
+}
+
+// maxRecheckFactor bounds RecheckAfter: a refusal is asked about again at least every 16 base intervals
+// (8 minutes for the default 30 s).
+const maxRecheckFactor = 16
+
+// RecheckAfter is how soon Azure is asked again about a cluster whose conditionType it refused: base at
+// first, then a quarter of how long the condition has been False, up to maxRecheckFactor times base. The
+// customer may fix what was refused at any time, and one who just tried hears soon; a cluster refused
+// for days does not cost Azure a request every base interval, which many such clusters would be
+// throttled for.
+func RecheckAfter(cluster *v1alpha1.HCPCluster, conditionType string, base time.Duration, now time.Time) time.Duration {
+	cond := meta.FindStatusCondition(cluster.Status.Conditions, conditionType)
+	if cond == nil || cond.Status != metav1.ConditionFalse {
+		return base
+	}
+	return max(base, min(now.Sub(cond.LastTransitionTime.Time)/4, maxRecheckFactor*base))
 }
 
 // AddFinalizer writes, as fieldManager, the cluster with finalizer added, unless it has it: what a controller

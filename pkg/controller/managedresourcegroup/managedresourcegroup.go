@@ -181,7 +181,8 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	case err != nil:
 		return 0, err
 	case refused:
-		return c.opts.PollInterval, nil // the customer may remove the other group, or lift the policy
+		// The customer may remove the other group, or lift the policy.
+		return clusterstatus.RecheckAfter(cluster, v1alpha1.ConditionManagedResourceGroupReady, c.opts.PollInterval, time.Now()), nil
 	case ensureErr != nil:
 		return 0, ensureErr
 	}
