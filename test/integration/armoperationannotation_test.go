@@ -73,6 +73,20 @@ func TestCreateRecordsTheARMOperationItAsksFor(t *testing.T) {
 		t.Errorf("the operation was written at %s and the cluster at %s, want one write", op.ResourceVersion, created.ResourceVersion)
 	}
 
+	// followed checks that the operation opName, asked for by the create of obj, follows obj.
+	followed := func(t *testing.T, opName, resource string, obj metav1.Object) {
+		t.Helper()
+		t.Cleanup(func() { _ = hcp.ARMOperations().Delete(context.Background(), opName, metav1.DeleteOptions{}) })
+		op, err := hcp.ARMOperations().Get(ctx, opName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if op.Spec.Target.Resource != resource || op.Spec.Target.UID != obj.GetUID() || op.ResourceVersion != obj.GetResourceVersion() {
+			t.Errorf("the operation follows %+v, written at %s; want the %s %s, written with it at %s",
+				op.Spec.Target, op.ResourceVersion, resource, obj.GetUID(), obj.GetResourceVersion())
+		}
+	}
+
 	t.Run("a node pool's create records one too", func(t *testing.T) {
 		poolOp := uuid.NewString()
 		pool := fixtures.NodePool(ns, "dev", "workers")
@@ -81,14 +95,7 @@ func TestCreateRecordsTheARMOperationItAsksFor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = hcp.ARMOperations().Delete(context.Background(), poolOp, metav1.DeleteOptions{}) })
-		op, err := hcp.ARMOperations().Get(ctx, poolOp, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if op.Spec.Target.Resource != "nodepools" || op.Spec.Target.UID != created.UID {
-			t.Errorf("the operation follows %+v, want the node pool %s", op.Spec.Target, created.UID)
-		}
+		followed(t, poolOp, "nodepools", created)
 	})
 
 	t.Run("a break-glass credential's create records one too", func(t *testing.T) {
@@ -105,14 +112,7 @@ func TestCreateRecordsTheARMOperationItAsksFor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = hcp.ARMOperations().Delete(context.Background(), credOp, metav1.DeleteOptions{}) })
-		op, err := hcp.ARMOperations().Get(ctx, credOp, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if op.Spec.Target.Resource != "breakglasscredentials" || op.Spec.Target.UID != created.UID {
-			t.Errorf("the operation follows %+v, want the credential %s", op.Spec.Target, created.UID)
-		}
+		followed(t, credOp, "breakglasscredentials", created)
 	})
 
 	t.Run("an operation name taken already writes nothing", func(t *testing.T) {
