@@ -93,7 +93,7 @@ func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.ManagedIdentitiesTenantID, "managed-identities-tenant-id", c.ManagedIdentitiesTenantID,
 		"The Entra tenant of --managed-identities-key-vault. Default: each cluster's own tenant.")
 	fs.DurationVar(&c.CreateDeadline, "cluster-create-deadline", c.CreateDeadline,
-		"How long a new cluster may take to become available before its provisioningState is Failed.")
+		"How long a new cluster may take to become available, from when it is placed and its version and Azure side are ready, before its provisioningState is Failed.")
 	fs.DurationVar(&c.BreakglassIssueTimeout, "breakglass-issue-timeout", c.BreakglassIssueTimeout,
 		"How long a break-glass credential may wait for its management cluster to sign it before it is Failed.")
 	fs.DurationVar(&c.BreakglassRetention, "breakglass-retention", c.BreakglassRetention,

@@ -37,7 +37,8 @@ const Name = "hcpcluster-delivery"
 // Options tune the delivery of clusters.
 type Options struct {
 	Render render.Options
-	// CreateDeadline is how long a cluster may take to become Succeeded before it is Failed.
+	// CreateDeadline is how long a cluster may take to become Succeeded, from when nothing held its delivery
+	// back (deliverableSince), before it is Failed.
 	CreateDeadline time.Duration
 	// Azure says the service provisions the clusters' Azure side: a cluster is delivered only once its
 	// identities are valid for its generation and its managed resource group is ready.
@@ -195,7 +196,7 @@ func (a *adapter) report(cluster *v1alpha1.HCPCluster, report source.BundleStatu
 		return 0
 	}
 	// Checked after the report: the agent's Progressing must not hide why it failed.
-	left := a.opts.CreateDeadline - a.now().Sub(cluster.CreationTimestamp.Time)
+	left := a.opts.CreateDeadline - a.now().Sub(deliverableSince(cluster))
 	if left <= 0 {
 		cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
 		clusterstatus.SetCondition(cluster, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "DeadlineExceeded",
@@ -203,6 +204,21 @@ func (a *adapter) report(cluster *v1alpha1.HCPCluster, report source.BundleStatu
 		return 0
 	}
 	return left + time.Second
+}
+
+// deliverableSince is when the create deadline starts: when nothing held the cluster's delivery back any
+// more, the latest of its creation, its placement, its version's resolution and its Azure side's readiness.
+// Waiting for capacity, or for the customer to fix an identity, is not the service's time to bring it up.
+func deliverableSince(cluster *v1alpha1.HCPCluster) time.Time {
+	since := cluster.CreationTimestamp.Time
+	for _, conditionType := range []string{v1alpha1.ConditionPlaced, v1alpha1.ConditionVersionResolved,
+		v1alpha1.ConditionAzureIdentitiesValid, v1alpha1.ConditionManagedResourceGroupReady} {
+		if c := meta.FindStatusCondition(cluster.Status.Conditions, conditionType); c != nil && c.Status == metav1.ConditionTrue &&
+			c.LastTransitionTime.After(since) {
+			since = c.LastTransitionTime.Time
+		}
+	}
+	return since
 }
 
 // everSucceeded says whether the cluster's control plane once completed a version: a later upgrade

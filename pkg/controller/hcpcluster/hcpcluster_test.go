@@ -361,6 +361,36 @@ func TestCreateDeadline(t *testing.T) {
 	}
 }
 
+// The deadline counts from when nothing held the cluster back: a cluster that waited for capacity, or for
+// its Azure side, has the whole deadline to come up once it is placed and ready.
+func TestCreateDeadlineCountsFromDelivery(t *testing.T) {
+	publisher := controllertest.NewRecordingPublisher()
+	cluster, mc := placedCluster()
+	now := time.Now()
+	cluster.CreationTimestamp = metav1.NewTime(now.Add(-2 * time.Hour))
+	cluster.Status.Conditions = append(cluster.Status.Conditions,
+		metav1.Condition{Type: v1alpha1.ConditionPlaced, Status: metav1.ConditionTrue, Reason: "Placed", LastTransitionTime: metav1.NewTime(now.Add(-90 * time.Minute))},
+		metav1.Condition{Type: v1alpha1.ConditionAzureIdentitiesValid, Status: metav1.ConditionTrue, Reason: "IdentitiesValid", ObservedGeneration: 1,
+			LastTransitionTime: metav1.NewTime(now.Add(-10 * time.Minute))},
+		metav1.Condition{Type: v1alpha1.ConditionManagedResourceGroupReady, Status: metav1.ConditionTrue, Reason: "Created",
+			LastTransitionTime: metav1.NewTime(now.Add(-9 * time.Minute))})
+	c, client, _ := newTestControllerWith(t, Options{CreateDeadline: time.Hour, Azure: true}, publisher, cluster, mc)
+	after, err := c.Sync(context.Background(), "ns/dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := client.HcpV1alpha1().HCPClusters("ns").Get(context.Background(), "dev", metav1.GetOptions{})
+	if stored.Status.ProvisioningState == v1alpha1.ProvisioningStateFailed {
+		t.Fatalf("a cluster ready for 9 minutes failed: %+v", stored.Status.Conditions)
+	}
+	if after < 50*time.Minute || after > 52*time.Minute {
+		t.Errorf("looked at again after %v, want the deadline's 51 minutes left", after)
+	}
+	if publisher.Applied["consumer-1/uid-1"] != 1 {
+		t.Errorf("published %v, want the cluster's bundle", publisher.Applied)
+	}
+}
+
 // A cluster's external auth is an input of its HostedCluster: adding, changing or deleting it renders the
 // bundle again at the same cluster generation, with the provider's UID and generation on the HostedCluster.
 func TestExternalAuthChangesRenderTheHostedClusterAgain(t *testing.T) {
