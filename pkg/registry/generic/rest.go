@@ -302,8 +302,11 @@ type StoreOptions struct {
 func NewStores(o StoreOptions, optsGetter generic.RESTOptionsGetter) (*REST, *StatusREST, error) {
 	store := o.Store
 	inCreateTxn := o.Claims != nil && (o.BeginCreate != nil || o.Operations != nil)
+	operations := o.Operations
 	if inCreateTxn {
 		optsGetter = claimingOptions{RESTOptionsGetter: optsGetter, claims: o.Claims}
+	} else {
+		operations = nil // nothing would write them
 	}
 	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: o.AttrFunc}); err != nil {
 		return nil, nil, err
@@ -312,7 +315,7 @@ func NewStores(o StoreOptions, optsGetter generic.RESTOptionsGetter) (*REST, *St
 	statusStore.UpdateStrategy = o.StatusStrategy
 	statusStore.ResetFieldsStrategy = o.StatusStrategy
 	return &REST{Store: store, shortNames: o.ShortNames, guardDelete: o.GuardDelete, claimExisting: o.ClaimExisting, beginCreate: o.BeginCreate,
-		inCreateTxn: inCreateTxn, operations: o.Operations}, &StatusREST{store: &statusStore}, nil
+		inCreateTxn: inCreateTxn, operations: operations}, &StatusREST{store: &statusStore}, nil
 }
 
 // claimingOptions decorates a resource's storage so that its creates write their claims.
