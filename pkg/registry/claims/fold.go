@@ -119,6 +119,12 @@ func (s Storage) Key(key string) (string, error) {
 	return s.pathPrefix + strings.TrimPrefix(prepared, "/"), nil
 }
 
+// ClusterScopedKey is the etcd key of the object name of a cluster-scoped resource, as the generic store
+// keys it (NoNamespaceKeyFunc).
+func (s Storage) ClusterScopedKey(name string) (string, error) {
+	return s.Key(s.resourcePrefix + "/" + name)
+}
+
 // Encode returns obj, new, as the etcd3 store writes it at etcdKey: encoded with the resource's codec
 // (data) and transformed (encrypted) for its key (stored).
 func (s Storage) Encode(ctx context.Context, etcdKey string, obj runtime.Object) (data, stored []byte, err error) {

@@ -30,7 +30,6 @@ type Recorder struct {
 	strategy   hcpregistry.Strategy[*hcp.ARMOperation]
 	authorizer authorizer.Authorizer
 	storage    claims.Storage
-	keyPrefix  string
 }
 
 var _ hcpregistry.OperationRecorder = &Recorder{}
@@ -43,7 +42,7 @@ func NewRecorder(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, a
 		return nil, err
 	}
 	return &Recorder{scheme: scheme, strategy: NewStrategy(scheme), authorizer: authz,
-		storage: claims.NewStorage(opts.StorageConfig, opts.ResourcePrefix), keyPrefix: opts.ResourcePrefix}, nil
+		storage: claims.NewStorage(opts.StorageConfig, opts.ResourcePrefix)}, nil
 }
 
 var annotationPath = field.NewPath("metadata", "annotations").Key(hcp.ARMOperationAnnotation)
@@ -66,7 +65,7 @@ func (r *Recorder) Detach(ctx context.Context, resource, value string) (string, 
 		if err := rest.BeforeCreate(r.strategy, genericapirequest.WithNamespace(ctx, ""), op); err != nil {
 			return claims.Companion{}, err
 		}
-		key, err := r.storage.Key(r.keyPrefix + "/" + op.Name)
+		key, err := r.storage.ClusterScopedKey(op.Name)
 		if err != nil {
 			return claims.Companion{}, apierrors.NewBadRequest(fmt.Sprintf("%s: %v", annotationPath, err))
 		}
