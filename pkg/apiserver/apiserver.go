@@ -27,6 +27,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/listencoding"
+	"github.com/aro-hcp/hcp-apiserver/pkg/localwatch"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/generic"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/armoperation"
@@ -65,6 +66,8 @@ type Config struct {
 	GenericConfig *genericapiserver.RecommendedConfig
 	// InformerFactory feeds the admission plugins; the server starts it once it serves.
 	InformerFactory informers.SharedInformerFactory
+	// Stores, when set, are given the server's stores, for the informers that read them (pkg/localwatch).
+	Stores *localwatch.Stores
 	// Rules are what the stores need to keep the rules that span several objects.
 	Rules StorageRules
 	// ListCache keeps the JSON of listed objects per version; nil encodes every item of every list.
@@ -92,6 +95,7 @@ type StorageRules struct {
 type CompletedConfig struct {
 	GenericConfig   genericapiserver.CompletedConfig
 	InformerFactory informers.SharedInformerFactory
+	Stores          *localwatch.Stores
 	Rules           StorageRules
 	ListCache       *listencoding.Cache
 }
@@ -103,7 +107,8 @@ func (c *Config) Complete() CompletedConfig {
 	c.GenericConfig.BuildHandlerChainFunc = func(apiHandler http.Handler, config *genericapiserver.Config) http.Handler {
 		return build(withBodyLimits(apiHandler, config.RequestTimeout/2), config)
 	}
-	return CompletedConfig{GenericConfig: c.GenericConfig.Complete(), InformerFactory: c.InformerFactory, Rules: c.Rules, ListCache: c.ListCache}
+	return CompletedConfig{GenericConfig: c.GenericConfig.Complete(), InformerFactory: c.InformerFactory, Stores: c.Stores,
+		Rules: c.Rules, ListCache: c.ListCache}
 }
 
 // Server is a running hcp-apiserver.
@@ -122,6 +127,9 @@ func (c CompletedConfig) New() (*Server, error) {
 	storage, err := NewStorage(c.GenericConfig.RESTOptionsGetter, rules)
 	if err != nil {
 		return nil, err
+	}
+	if c.Stores != nil {
+		c.Stores.Serve(storage)
 	}
 	group := genericapiserver.NewDefaultAPIGroupInfo(hcp.GroupName, Scheme, metav1.ParameterCodec, Codecs)
 	group.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = storage

@@ -99,11 +99,15 @@ func writeCluster(ctx context.Context, ns, name string, change func(*v1alpha1.HC
 func waitClusterGone(t *testing.T, ns, name string) {
 	t.Helper()
 	var last *v1alpha1.HCPCluster
+	var lastErr error
 	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		got, err := client().HcpV1alpha1().HCPClusters(ns).Get(ctx, name, metav1.GetOptions{})
-		last = got
+		last, lastErr = got, err
 		return apierrors.IsNotFound(err), nil
 	})
+	if err != nil && lastErr != nil {
+		t.Fatalf("the deleted HCPCluster %s/%s could not be read for 30s: %v", ns, name, lastErr)
+	}
 	if err != nil {
 		t.Fatalf("the deleted HCPCluster %s/%s is still there after 30s: finalizers %v, status %+v", ns, name, last.Finalizers, last.Status)
 	}

@@ -16,8 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/apiserver"
 	"github.com/aro-hcp/hcp-apiserver/pkg/azure"
 	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/armnotification"
@@ -39,6 +42,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/versionresolution"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
+	"github.com/aro-hcp/hcp-apiserver/pkg/localwatch"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
 	"github.com/aro-hcp/hcp-apiserver/pkg/render"
@@ -180,11 +184,40 @@ func protobuf(loopback *rest.Config) *rest.Config {
 	return cfg
 }
 
-// newInformerFactory returns the informers of the server's own resources on client. They keep no managed
-// fields: no controller or plugin reads them, they are a good part of every object the informers hold, and
-// an update without them keeps the stored ones (kube-controller-manager's informers drop them too).
-func newInformerFactory(client versioned.Interface) informers.SharedInformerFactory {
-	return informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(dropManagedFields))
+// newInformerFactory returns the informers of the server's own resources. With stores they list and watch
+// the server's stores in its process (pkg/localwatch); without, they do through client. They keep no
+// managed fields: no controller or plugin reads them, they are a good part of every object the informers
+// hold, and an update without them keeps the stored ones (kube-controller-manager's informers drop them too).
+func newInformerFactory(client versioned.Interface, stores *localwatch.Stores) informers.SharedInformerFactory {
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(dropManagedFields))
+	if stores == nil {
+		return factory
+	}
+	// The factory keeps the first informer made for a type: these are the ones its typed informers return.
+	for _, kind := range []struct {
+		example  runtime.Object
+		resource string
+	}{
+		{&v1alpha1.HCPCluster{}, "hcpclusters"},
+		{&v1alpha1.NodePool{}, "nodepools"},
+		{&v1alpha1.ExternalAuth{}, "externalauths"},
+		{&v1alpha1.BreakglassCredential{}, "breakglasscredentials"},
+		{&v1alpha1.ClusterInspection{}, "clusterinspections"},
+		{&v1alpha1.ManagementCluster{}, "managementclusters"},
+		{&v1alpha1.OpenShiftVersion{}, "openshiftversions"},
+		{&v1alpha1.ARMSubscription{}, "armsubscriptions"},
+		{&v1alpha1.ARMOperation{}, "armoperations"},
+	} {
+		lw := stores.ListerWatcher(apiserver.Scheme, v1alpha1.SchemeGroupVersion, kind.resource)
+		factory.InformerFor(kind.example, func(_ versioned.Interface, resync time.Duration) cache.SharedIndexInformer {
+			return cache.NewSharedIndexInformerWithOptions(lw, kind.example, cache.SharedIndexInformerOptions{
+				ResyncPeriod: resync,
+				Indexers:     cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+				Identifier:   factory.InformerName().WithResource(v1alpha1.SchemeGroupVersion.WithResource(kind.resource)),
+			})
+		})
+	}
+	return factory
 }
 
 func dropManagedFields(obj any) (any, error) {
@@ -217,7 +250,7 @@ func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, sh
 		return err
 	}
 	if shared == nil { // no admission plugin asked for informers
-		shared = newInformerFactory(client)
+		shared = newInformerFactory(client, nil)
 	}
 	var publisher bundle.Publisher = noAgents{}
 	connected := func(string) bool { return false }

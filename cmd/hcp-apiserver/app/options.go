@@ -39,6 +39,7 @@ import (
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/openapi"
 	"github.com/aro-hcp/hcp-apiserver/pkg/listencoding"
+	"github.com/aro-hcp/hcp-apiserver/pkg/localwatch"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
@@ -263,14 +264,15 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 	cfg.FeatureGate = o.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
 	cfg.EffectiveVersion = withBuildVersion(o.ComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent))
 
-	// The plugins read the server's own resources through informers on its loopback client.
+	// The plugins and controllers read the server's own resources through informers on its stores.
 	var hcpInformers informers.SharedInformerFactory
+	stores := &localwatch.Stores{}
 	newAdmissionInitializer := func(c *genericapiserver.RecommendedConfig) (admission.PluginInitializer, error) {
 		client, err := versioned.NewForConfig(protobuf(c.LoopbackClientConfig))
 		if err != nil {
 			return nil, err
 		}
-		hcpInformers = newInformerFactory(client)
+		hcpInformers = newInformerFactory(client, stores)
 		return admissioninit.New(client, hcpInformers, catalog), nil
 	}
 	// A copy, so that Config leaves the options as they were.
@@ -337,6 +339,7 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 	return &apiserver.Config{
 		GenericConfig:   cfg,
 		InformerFactory: hcpInformers,
+		Stores:          stores,
 		ListCache:       listCache,
 		Rules: apiserver.StorageRules{
 			Claims:                             claims.New(etcdClient),
