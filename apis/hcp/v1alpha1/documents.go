@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -62,5 +63,22 @@ func checkDocument(doc *runtime.RawExtension) error {
 	if err := json.Unmarshal(raw, new(json.RawMessage)); err != nil {
 		return fmt.Errorf("must be a JSON object: %v", err)
 	}
+	// JSON is UTF-8 (RFC 8259, section 8.1). Go's parser lets other bytes through in strings, and the
+	// document would go out as it came to JSON clients while YAML clients could not read the object at all.
+	if !utf8.Valid(raw) {
+		return fmt.Errorf("must be a JSON object: not valid UTF-8 at byte %d", invalidUTF8Offset(raw))
+	}
 	return nil
+}
+
+// invalidUTF8Offset is where the first byte that is not UTF-8 is, for the client to find it.
+func invalidUTF8Offset(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
 }

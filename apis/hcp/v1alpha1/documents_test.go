@@ -41,6 +41,8 @@ func TestNodePoolDocumentsAreCheckedInConversion(t *testing.T) {
 			want: []string{"spec.tuningConfig[0]: Invalid value: must be a JSON object: unexpected end of JSON input"}},
 		{name: "binary", config: []runtime.RawExtension{{Raw: []byte("\x00k8s")}},
 			want: []string{"spec.config[0]: Invalid value: must be a JSON object: invalid character"}},
+		{name: "not UTF-8", config: []runtime.RawExtension{{Raw: []byte("{\"me\xffadata\":{}}")}},
+			want: []string{"spec.config[0]: Invalid value: must be a JSON object: not valid UTF-8 at byte 4"}},
 		{name: "both lists", config: []runtime.RawExtension{{Raw: []byte(`{`)}}, tuning: []runtime.RawExtension{{Raw: valid}, {Raw: []byte(`}`)}},
 			want: []string{"spec.config[0]: ", "spec.tuningConfig[1]: "}},
 	} {
