@@ -132,6 +132,7 @@ func (c CompletedConfig) New() (*Server, error) {
 		c.Stores.Serve(storage)
 	}
 	group := genericapiserver.NewDefaultAPIGroupInfo(hcp.GroupName, Scheme, metav1.ParameterCodec, Codecs)
+	group.NegotiatedSerializer = PrintableYAML(group.NegotiatedSerializer)
 	group.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = storage
 	if c.ListCache != nil {
 		group.NegotiatedSerializer = listencoding.NegotiatedSerializer(group.NegotiatedSerializer, c.ListCache)

@@ -110,9 +110,12 @@ func decodeBody(mediaType string, kind uint8, body []byte) (runtime.Object, erro
 	return obj, err
 }
 
+// servedSerializers are the serializers the server's API group answers with.
+var servedSerializers = apiserver.PrintableYAML(apiserver.Codecs)
+
 func encodeBody(tb testing.TB, mediaType string, obj runtime.Object) []byte {
 	tb.Helper()
-	info, _ := runtime.SerializerInfoForMediaType(apiserver.Codecs.SupportedMediaTypes(), mediaType)
+	info, _ := runtime.SerializerInfoForMediaType(servedSerializers.SupportedMediaTypes(), mediaType)
 	var buf bytes.Buffer
 	if err := apiserver.Codecs.EncoderForVersion(info.Serializer, v1alpha1.SchemeGroupVersion).Encode(obj, &buf); err != nil {
 		tb.Fatalf("encoding %T as %s: %v", obj, mediaType, err)
