@@ -14,7 +14,7 @@ import (
 // PrintableYAML is serializers with their YAML encoder writing what YAML may not carry as escapes.
 // apimachinery's YAML encoder turns an object's JSON into YAML by reading that JSON as YAML, and YAML may
 // not carry some characters that JSON carries as they are (DEL, the C1 controls, U+FFFE, U+FFFF). An
-// object holding one in a string (a label, an annotation, a node pool's document) then failed to encode
+// object holding one in a string (an annotation, a node pool's document) then failed to encode
 // as YAML at all: the client got an error instead of the object (kubernetes/kubectl#774). Here those
 // characters are escaped in the JSON first, so YAML reads them as escapes and writes them as escapes.
 func PrintableYAML(serializers runtime.NegotiatedSerializer) runtime.NegotiatedSerializer {
