@@ -65,13 +65,14 @@ func checkDocument(doc *runtime.RawExtension) error {
 	}
 	// JSON is UTF-8 (RFC 8259, section 8.1). Go's parser lets other bytes through in strings, and the
 	// document would go out as it came to JSON clients while YAML clients could not read the object at all.
-	if !utf8.Valid(raw) {
-		return fmt.Errorf("must be a JSON object: not valid UTF-8 at byte %d", invalidUTF8Offset(raw))
+	if at := invalidUTF8Offset(raw); at >= 0 {
+		return fmt.Errorf("must be a JSON object: not valid UTF-8 at byte %d", at)
 	}
 	return nil
 }
 
-// invalidUTF8Offset is where the first byte that is not UTF-8 is, for the client to find it.
+// invalidUTF8Offset is where the first byte that is not UTF-8 is, for the client to find it; -1 when
+// every byte is.
 func invalidUTF8Offset(b []byte) int {
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])
@@ -80,5 +81,5 @@ func invalidUTF8Offset(b []byte) int {
 		}
 		i += size
 	}
-	return len(b)
+	return -1
 }
