@@ -12,7 +12,7 @@ import (
 )
 
 // An object is served as YAML whatever characters its strings hold, YAML's forbidden ones included,
-// and the YAML says the same as the JSON.
+// and reads back the same, alone and in a list.
 func TestObjectWithControlCharactersIsServedAsYAML(t *testing.T) {
 	ctx, ns := context.Background(), namespace(t)
 	note := "DEL\x7f C1\u0085\u009f nonchar\uffff"
@@ -21,27 +21,25 @@ func TestObjectWithControlCharactersIsServedAsYAML(t *testing.T) {
 	if _, err := client().HcpV1alpha1().HCPClusters(ns).Create(ctx, cluster, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{
-		"/apis/hcp.aro.azure.com/v1alpha1/namespaces/" + ns + "/hcpclusters/dev",
-		"/apis/hcp.aro.azure.com/v1alpha1/namespaces/" + ns + "/hcpclusters",
-	} {
+	getYAML := func(path string, into any) {
+		t.Helper()
 		raw, err := client().HcpV1alpha1().RESTClient().Get().AbsPath(path).SetHeader("Accept", "application/yaml").DoRaw(ctx)
 		if err != nil {
 			t.Fatalf("GET %s as YAML: %v", path, err)
 		}
-		var got v1alpha1.HCPClusterList
-		var one v1alpha1.HCPCluster
-		if err := yaml.Unmarshal(raw, &one); err != nil {
+		if err := yaml.Unmarshal(raw, into); err != nil {
 			t.Fatalf("GET %s: the YAML does not read: %v\n%s", path, err, raw)
 		}
-		if one.Kind == "HCPClusterList" {
-			if err := yaml.Unmarshal(raw, &got); err != nil || len(got.Items) != 1 {
-				t.Fatalf("GET %s: %v, %d items\n%s", path, err, len(got.Items), raw)
-			}
-			one = got.Items[0]
-		}
-		if one.Annotations["note"] != note {
-			t.Errorf("GET %s as YAML says the annotation is %q, want %q", path, one.Annotations["note"], note)
-		}
+	}
+	collection := "/apis/hcp.aro.azure.com/v1alpha1/namespaces/" + ns + "/hcpclusters"
+	var got v1alpha1.HCPCluster
+	getYAML(collection+"/dev", &got)
+	if got.Annotations["note"] != note {
+		t.Errorf("GET of the cluster as YAML says the annotation is %q, want %q", got.Annotations["note"], note)
+	}
+	var list v1alpha1.HCPClusterList
+	getYAML(collection, &list)
+	if len(list.Items) != 1 || list.Items[0].Annotations["note"] != note {
+		t.Errorf("the list as YAML has %d items, want the cluster with annotation %q:\n%+v", len(list.Items), note, list.Items)
 	}
 }
