@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	k8stesting "k8s.io/client-go/testing"
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
@@ -485,32 +486,52 @@ func TestStaleUpdateIsRetried(t *testing.T) {
 	}
 }
 
-// A PUT tries the create first when the watch cache has no such cluster; when the cache was behind and
-// the cluster exists, the PUT is the replace it is (200, an Update operation), never a 409.
-func TestPutWhenTheWatchCacheIsBehind(t *testing.T) {
-	f, client := newTestFrontend(t, storedCluster("Succeeded", false), subscription(hcpv1alpha1.ARMSubscriptionRegistered))
-	lagging := true
-	client.PrependReactor("get", "hcpclusters", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		if lagging {
-			lagging = false
-			return true, nil, apierrors.NewNotFound(hcpv1alpha1.Resource("hcpclusters"), action.(k8stesting.GetAction).GetName())
-		}
-		return false, nil, nil
-	})
-	rec := call(f, "PUT", testCluster+"?api-version="+testAPI, minimalClusterBody)
-	if rec.Code != 200 {
-		t.Fatalf("PUT of an existing cluster the cache had not seen: %d %s, want 200", rec.Code, rec.Body)
-	}
-	if op := operationOf(t, client, rec.Header().Get(headerAzureAsyncOperation)); op.Spec.Request != hcpv1alpha1.ARMOperationUpdate {
-		t.Errorf("the PUT recorded %s, want Update", op.Spec.Request)
-	}
-	creates := 0
-	for _, a := range client.Actions() {
-		if a.GetVerb() == "create" && a.GetResource().Resource == "hcpclusters" {
-			creates++
-		}
-	}
-	if creates != 1 {
-		t.Errorf("%d creates of the cluster, want the one the stale cache led to", creates)
+// A PUT tries the create first, with no read before it. On a cluster that exists, the PUT is the replace
+// it is (200, an Update operation), never a 409, whether the API refused the create for its name or for
+// a check that only a new cluster must pass (here a version no longer offered, as versionpolicy refuses
+// it); on a name that is free, the API's refusal is the answer.
+func TestPutOfAnExistingCluster(t *testing.T) {
+	for _, refusal := range []string{"name taken", "create-only check"} {
+		t.Run(refusal, func(t *testing.T) {
+			f, client := newTestFrontend(t, storedCluster("Succeeded", false), subscription(hcpv1alpha1.ARMSubscriptionRegistered))
+			if refusal == "create-only check" {
+				client.PrependReactor("create", "hcpclusters", func(action k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewInvalid(hcpv1alpha1.SchemeGroupVersion.WithKind("HCPCluster").GroupKind(), "dev-cluster", field.ErrorList{
+						field.Invalid(field.NewPath("spec", "version", "id"), "4.19", "must be one of 4.20 in channel group stable")})
+				})
+			}
+			rec := call(f, "PUT", testCluster+"?api-version="+testAPI, minimalClusterBody)
+			if rec.Code != 200 {
+				t.Fatalf("PUT of an existing cluster: %d %s, want 200", rec.Code, rec.Body)
+			}
+			if op := operationOf(t, client, rec.Header().Get(headerAzureAsyncOperation)); op.Spec.Request != hcpv1alpha1.ARMOperationUpdate {
+				t.Errorf("the PUT recorded %s, want Update", op.Spec.Request)
+			}
+			creates := 0
+			for _, a := range client.Actions() {
+				if a.GetVerb() == "create" && a.GetResource().Resource == "hcpclusters" {
+					creates++
+				}
+			}
+			if creates != 1 {
+				t.Errorf("%d creates of the cluster, want the one refused", creates)
+			}
+			if ops, err := client.HcpV1alpha1().ARMOperations().List(t.Context(), metav1.ListOptions{}); err != nil || len(ops.Items) != 1 {
+				t.Errorf("operations after the PUT: %v %v, want the Update alone", ops, err)
+			}
+
+			other := strings.Replace(testCluster, "Dev-Cluster", "Other-Cluster", 1)
+			rec = call(f, "PUT", other+"?api-version="+testAPI, minimalClusterBody)
+			switch refusal {
+			case "name taken":
+				if rec.Code != 201 {
+					t.Errorf("PUT of a new cluster: %d %s, want 201", rec.Code, rec.Body)
+				}
+			default:
+				if rec.Code != 400 || !strings.Contains(rec.Body.String(), "must be one of 4.20") {
+					t.Errorf("PUT of a new cluster the API refuses: %d %s, want its 400", rec.Code, rec.Body)
+				}
+			}
+		})
 	}
 }

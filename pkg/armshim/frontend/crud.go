@@ -78,11 +78,11 @@ func putOnce[T any](f *Frontend, k *kind[T], req *request) error {
 	if err != nil {
 		return err
 	}
-	// Most PUTs create: when the watch cache has no such object, try the create without the quorum read
-	// of a GET; a create that finds the name taken is done again from a fresh read.
+	// Most PUTs create: the create is tried first, with no read before it; a create that the API refuses
+	// is done again from a fresh read when the name turns out to be taken (see replacesRefusedCreate).
 	var existing T
 	found := false
-	if req.freshReads || !k.absentFromCache(req, res) {
+	if req.freshReads {
 		if existing, found, err = k.getResource(req, res); err != nil {
 			return err
 		}
@@ -246,6 +246,9 @@ func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResourc
 			req.logger.Error(err, "Creating in the namespace of the resource group failed", "namespace", res.obj.Namespace)
 			return internalError()
 		}
+		if err != nil && replacesRefusedCreate(k, req, res, err) {
+			return errStale
+		}
 	}
 	if err != nil {
 		return apiError(req.logger, err, res)
@@ -271,6 +274,30 @@ func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResourc
 	f.setAsyncHeaders(req, op, patch)
 	writeJSON(req.w, status, out)
 	return nil
+}
+
+// replacesRefusedCreate tells whether a create that the API refused, with no read before it, was a PUT
+// on a resource that exists, to be done again as a replace. The API checks a create in full before it
+// finds the name taken, so a replace can be refused for what only a new object is refused for, such as
+// a version the catalog no longer offers to new clusters. Only the API's refusals (4xx) are read for: a
+// create that failed otherwise may have been written, and goes back to ARM, which retries it.
+func replacesRefusedCreate[T any](k *kind[T], req *request, res *armResource, err error) bool {
+	if req.freshReads {
+		return false
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	code := status.Status().Code
+	if code < 400 || code >= 500 || code == http.StatusTooManyRequests {
+		return false
+	}
+	if _, found, rerr := k.getResource(req, res); rerr != nil || !found {
+		return false
+	}
+	req.freshReads = true
+	return true
 }
 
 // deleteResource deletes a resource (202), or answers 204 when there is none.

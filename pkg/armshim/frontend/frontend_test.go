@@ -58,6 +58,10 @@ func newFakeClient(objs ...runtime.Object) *fake.Clientset {
 		if !ok {
 			return false, nil, nil
 		}
+		// The server writes the operation in the object's transaction: a name taken fails both.
+		if _, err := client.Tracker().Get(action.GetResource(), action.GetNamespace(), obj.GetName()); err == nil {
+			return false, nil, nil
+		}
 		annotations := maps.Clone(obj.GetAnnotations())
 		delete(annotations, hcpv1alpha1.ARMOperationAnnotation)
 		obj.SetAnnotations(annotations)

@@ -170,14 +170,6 @@ func (k *kind[T]) read(req *request, res *armResource, opts metav1.GetOptions) (
 	return obj, true, nil
 }
 
-// absentFromCache tells whether the API's watch cache holds no object of the resource's name: a read
-// that costs etcd nothing. The cache may lag a write by moments, so only its "none" is trusted, and
-// only to try a create first, which the API refuses (409 AlreadyExists) if the cache was behind.
-func (k *kind[T]) absentFromCache(req *request, res *armResource) bool {
-	_, err := k.get(req.ctx, res.obj.Namespace, res.obj.Name, metav1.GetOptions{ResourceVersion: "0"})
-	return apierrors.IsNotFound(err)
-}
-
 // checkLocation reads the location of a request body, to refuse one for another region.
 func (f *Frontend) checkLocation(body []byte) error {
 	var envelope struct {
