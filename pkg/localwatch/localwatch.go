@@ -84,16 +84,26 @@ func internalOptions(options metav1.ListOptions) (*metainternalversion.ListOptio
 	return internal, nil
 }
 
-func (lw *listerWatcher) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+// storeAs is the resource's store as the interface a verb needs of it, and the options as it takes them.
+func storeAs[I any](lw *listerWatcher, verb string, options metav1.ListOptions) (I, *metainternalversion.ListOptions, error) {
+	var none I
 	store, err := lw.stores.store(lw.resource)
 	if err != nil {
-		return nil, err
+		return none, nil, err
 	}
-	lister, ok := store.(rest.Lister)
+	s, ok := store.(I)
 	if !ok {
-		return nil, fmt.Errorf("the store of %s cannot list", lw.resource)
+		return none, nil, fmt.Errorf("the store of %s cannot %s", lw.resource, verb)
 	}
 	internal, err := internalOptions(options)
+	if err != nil {
+		return none, nil, err
+	}
+	return s, internal, nil
+}
+
+func (lw *listerWatcher) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+	lister, internal, err := storeAs[rest.Lister](lw, "list", options)
 	if err != nil {
 		return nil, err
 	}
@@ -106,15 +116,7 @@ func (lw *listerWatcher) ListWithContext(ctx context.Context, options metav1.Lis
 }
 
 func (lw *listerWatcher) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	store, err := lw.stores.store(lw.resource)
-	if err != nil {
-		return nil, err
-	}
-	watcher, ok := store.(rest.Watcher)
-	if !ok {
-		return nil, fmt.Errorf("the store of %s cannot watch", lw.resource)
-	}
-	internal, err := internalOptions(options)
+	watcher, internal, err := storeAs[rest.Watcher](lw, "watch", options)
 	if err != nil {
 		return nil, err
 	}
