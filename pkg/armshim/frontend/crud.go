@@ -230,7 +230,7 @@ func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResourc
 		}
 		written, err = k.create(req.ctx, obj, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) && !req.freshReads {
-			req.freshReads = true // the watch cache was behind: this is a replace
+			req.freshReads = true // the name is taken: this is a replace
 			return errStale
 		}
 		if isMissingNamespace(err) {

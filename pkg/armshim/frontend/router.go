@@ -91,8 +91,8 @@ type request struct {
 	subscription *hcpv1alpha1.ARMSubscription
 	// tenantID is x-ms-home-tenant-id, or the subscription's tenant when ARM left it out.
 	tenantID string
-	// freshReads makes a write read its object from etcd rather than the watch cache, once the cache
-	// was found behind.
+	// freshReads makes a PUT read its object (from etcd) before it writes, once a create without that
+	// read found the name taken.
 	freshReads bool
 }
 
