@@ -38,6 +38,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/openapi"
+	"github.com/aro-hcp/hcp-apiserver/pkg/intern"
 	"github.com/aro-hcp/hcp-apiserver/pkg/listencoding"
 	"github.com/aro-hcp/hcp-apiserver/pkg/localwatch"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
@@ -294,7 +295,8 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--storage-media-type: %w", err)
 	}
-	etcd.StorageConfig.Codec, etcd.StorageConfig.EncodeVersioner = codec, versioner
+	// What the storage decodes shares what repeats between objects: the watch cache holds every object.
+	etcd.StorageConfig.Codec, etcd.StorageConfig.EncodeVersioner = intern.Codec(codec), versioner
 	recommended.ExtraAdmissionInitializers = func(c *genericapiserver.RecommendedConfig) ([]admission.PluginInitializer, error) {
 		i, err := newAdmissionInitializer(c)
 		return []admission.PluginInitializer{i}, err
