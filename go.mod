@@ -16,6 +16,7 @@ require (
 	github.com/go-openapi/strfmt v0.27.4
 	github.com/go-openapi/validate v1.0.2
 	github.com/google/uuid v1.6.0
+	github.com/klauspost/compress v1.19.0
 	github.com/mochi-mqtt/server/v2 v2.7.9
 	github.com/openshift/api v0.0.0-20260416105050-3c6b218b8a80
 	github.com/openshift/hypershift/api v0.0.0-20260602200802-c135e0c47b37

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,12 +15,31 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/test/framework"
 )
 
-// protobufMagic begins every value kube's protobuf serializer writes.
-var protobufMagic = []byte("k8s\x00")
+// protobufMagic begins every value kube's protobuf serializer writes; zstdMagic every zstd frame.
+var protobufMagic, zstdMagic = []byte("k8s\x00"), []byte{0x28, 0xb5, 0x2f, 0xfd}
+
+// decompressed is value, decompressed if it is a zstd frame.
+func decompressed(t *testing.T, value []byte) []byte {
+	t.Helper()
+	if !bytes.HasPrefix(value, zstdMagic) {
+		return value
+	}
+	decoder, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer decoder.Close()
+	plain, err := decoder.DecodeAll(value, nil)
+	if err != nil {
+		t.Fatalf("the value stored as zstd does not decompress: %v", err)
+	}
+	return plain
+}
 
 // TestObjectsAreStoredAsProtobufAndJSONStillReads: --storage-media-type decides how objects are written
-// (protobuf by default), and objects a server wrote as JSON still read after the switch, and are written
-// as protobuf on their next write.
+// (protobuf by default) and --storage-compression whether they are compressed (with zstd by default), and
+// objects a server wrote as JSON, uncompressed, still read after the switch, and are written as compressed
+// protobuf on their next write.
 func TestObjectsAreStoredAsProtobufAndJSONStillReads(t *testing.T) {
 	ctx := context.Background()
 	etcd := framework.StartEtcd(t)
@@ -44,7 +64,7 @@ func TestObjectsAreStoredAsProtobufAndJSONStillReads(t *testing.T) {
 		return nil
 	}
 
-	first, err := framework.StartInProcessServer(ctx, t.TempDir(), framework.InProcessOptions{Args: []string{servers, "--storage-media-type=application/json"}})
+	first, err := framework.StartInProcessServer(ctx, t.TempDir(), framework.InProcessOptions{Args: []string{servers, "--storage-media-type=application/json", "--storage-compression=none"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +88,8 @@ func TestObjectsAreStoredAsProtobufAndJSONStillReads(t *testing.T) {
 	if _, err := clusters.Create(ctx, fixtures.HCPCluster("default", "new"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if value := stored("new"); !bytes.HasPrefix(value, protobufMagic) {
-		t.Errorf("by default a new cluster is stored as %.40q, want protobuf", value)
+	if value := stored("new"); !bytes.HasPrefix(value, zstdMagic) || !bytes.HasPrefix(decompressed(t, value), protobufMagic) {
+		t.Errorf("by default a new cluster is stored as %.40q, want protobuf compressed with zstd", value)
 	}
 	old, err := clusters.Get(ctx, "old", metav1.GetOptions{})
 	if err != nil || old.Spec.Platform.SubnetID == "" {
@@ -78,7 +98,7 @@ func TestObjectsAreStoredAsProtobufAndJSONStillReads(t *testing.T) {
 	if _, err := clusters.Patch(ctx, "old", types.MergePatchType, []byte(`{"metadata":{"labels":{"rewritten":"true"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if value := stored("old"); !bytes.HasPrefix(value, protobufMagic) {
-		t.Errorf("after its next write the cluster stored as JSON is stored as %.40q, want protobuf", value)
+	if value := stored("old"); !bytes.HasPrefix(value, zstdMagic) || !bytes.HasPrefix(decompressed(t, value), protobufMagic) {
+		t.Errorf("after its next write the cluster stored as JSON is stored as %.40q, want protobuf compressed with zstd", value)
 	}
 }

@@ -44,6 +44,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
+	"github.com/aro-hcp/hcp-apiserver/pkg/storagecompression"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
@@ -73,6 +74,8 @@ type Options struct {
 	Controllers ControllerOptions
 	// JSONListCacheMegabytes bounds the JSON of listed objects kept between lists; 0 keeps none.
 	JSONListCacheMegabytes int
+	// StorageCompression is how objects are compressed in etcd: "zstd" or "none".
+	StorageCompression string
 }
 
 // NewOptions returns the default options: standalone on embedded etcd, port 6443.
@@ -85,6 +88,7 @@ func NewOptions() *Options {
 		MaxBreakglassCredentialsPerCluster: 10,
 		RequestTimeout:                     time.Minute,
 		JSONListCacheMegabytes:             1024,
+		StorageCompression:                 "zstd",
 		Versions:                           NewVersionOptions(),
 		Maestro:                            MaestroOptions{Source: DefaultSource, BindAddress: "0.0.0.0:8883", LivenessInterval: time.Minute, LivenessTimeout: 3 * time.Minute},
 		Controllers: ControllerOptions{
@@ -119,6 +123,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 		"How long a request but a watch may take before it is answered 504, as kube-apiserver's flag. A request's body must arrive within half of it, or the request is answered 408.")
 	fs.IntVar(&o.JSONListCacheMegabytes, "json-list-cache-megabytes", o.JSONListCacheMegabytes,
 		"How many megabytes of JSON of listed objects the server keeps, per object version, so that the next JSON list copies the objects that did not change instead of encoding them again. What no list read for 20 minutes is freed. 0 keeps none.")
+	fs.StringVar(&o.StorageCompression, "storage-compression", o.StorageCompression,
+		"How objects are compressed in etcd: zstd or none. Objects are read compressed or not either way, and written in the new way on their next write. Resources encrypted by --encryption-provider-config are written uncompressed.")
 	o.Versions.AddFlags(fss.FlagSet("versions"))
 	o.Maestro.AddFlags(fss.FlagSet("maestro"))
 	o.Controllers.AddFlags(fss.FlagSet("controllers"))
@@ -239,6 +245,9 @@ func (o *CompletedOptions) Validate() error {
 	if o.RequestTimeout < 2*time.Second {
 		errs = append(errs, fmt.Errorf("--request-timeout must be at least 2s"))
 	}
+	if o.StorageCompression != "zstd" && o.StorageCompression != "none" {
+		errs = append(errs, fmt.Errorf("--storage-compression must be zstd or none, not %q", o.StorageCompression))
+	}
 	if o.JSONListCacheMegabytes < 0 {
 		errs = append(errs, fmt.Errorf("--json-list-cache-megabytes must be 0 (no cache) or more"))
 	}
@@ -305,6 +314,7 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 	if err := recommended.ApplyTo(cfg); err != nil {
 		return nil, err
 	}
+	cfg.RESTOptionsGetter = storagecompression.RESTOptionsGetter(cfg.RESTOptionsGetter, o.StorageCompression == "zstd")
 	// On SIGTERM: drain the requests in flight, then give the connections 2s to close. Without this the
 	// connections get the whole request timeout (60s), and one opened as the server stops (a client of its
 	// own that was just starting) holds the process that long.
