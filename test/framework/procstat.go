@@ -36,12 +36,23 @@ func ProcessCPU(pid int) (time.Duration, error) {
 
 // ProcessRSS is the resident memory of a process now, in bytes, from /proc/<pid>/status.
 func ProcessRSS(pid int) (int64, error) {
+	return processStatusBytes(pid, "VmRSS")
+}
+
+// ProcessPeakRSS is the most resident memory a process has had since it started, in bytes: the kernel's
+// high-water mark (VmHWM), which no sampling can miss.
+func ProcessPeakRSS(pid int) (int64, error) {
+	return processStatusBytes(pid, "VmHWM")
+}
+
+// processStatusBytes reads a field counted in kB from /proc/<pid>/status.
+func processStatusBytes(pid int, field string) (int64, error) {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(raw), "\n") {
-		rest, ok := strings.CutPrefix(line, "VmRSS:")
+		rest, ok := strings.CutPrefix(line, field+":")
 		if !ok {
 			continue
 		}
@@ -51,7 +62,7 @@ func ProcessRSS(pid int) (int64, error) {
 		}
 		return kb << 10, nil
 	}
-	return 0, fmt.Errorf("/proc/%d/status has no VmRSS", pid)
+	return 0, fmt.Errorf("/proc/%d/status has no %s", pid, field)
 }
 
 // CPUMeter reads the CPU time of named processes, to say what a round of work cost each of them.

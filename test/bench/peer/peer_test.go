@@ -70,6 +70,9 @@ type result struct {
 	etcdCPU       time.Duration // etcd's part of cpu
 	rss           int64         // server and etcd, after the lists
 	etcdRSS       int64         // etcd's part of rss
+	// The server's peak RSS so far, read after its gets and after its lists: what a round's lists add to
+	// the memory the server needs, apart from what stays resident after them.
+	peakBeforeLists, peakAfterLists int64
 	// writes are the etcd write transactions of the round (its revisions), creates and what followed.
 	writes int64
 }
@@ -109,8 +112,9 @@ func TestCRDPeerBenchmark(t *testing.T) {
 			}
 			r := measure(t, s, held, n, profilePrefix)
 			results[i] = append(results[i], r)
-			t.Logf("%s: %d objects, %.0f creates/s, %.0f gets/s, list %v, CPU %.2f s, RSS %d MiB (of it etcd %d MiB), %.2f etcd writes per create", s.name, n,
-				r.createsPerSecond(), r.getsPerSecond(), r.list.Round(time.Millisecond), r.cpu.Seconds(), r.rss>>20, r.etcdRSS>>20, r.writesPerCreate())
+			t.Logf("%s: %d objects, %.0f creates/s, %.0f gets/s, list %v, CPU %.2f s, RSS %d MiB (of it etcd %d MiB; the server's peak %d MiB before its lists, %d after), %.2f etcd writes per create", s.name, n,
+				r.createsPerSecond(), r.getsPerSecond(), r.list.Round(time.Millisecond), r.cpu.Seconds(), r.rss>>20, r.etcdRSS>>20,
+				r.peakBeforeLists>>20, r.peakAfterLists>>20, r.writesPerCreate())
 		}
 		held = n
 	}
@@ -209,6 +213,7 @@ func measure(t *testing.T, s side, held, n int, profilePrefix string) result {
 		return err
 	})
 	createProfile()
+	r.peakBeforeLists = peakRSS(t, s.server)
 	// A raw list: the server's work alone, with no decoding by the client.
 	listURL := base + "/apis/" + v1alpha1.GroupName + "/v1alpha1/namespaces/default/hcpclusters"
 	listProfile := profiling("list", 10)
@@ -229,6 +234,7 @@ func measure(t *testing.T, s side, held, n int, profilePrefix string) result {
 		}
 	}
 	r.list = listed / time.Duration(*lists)
+	r.peakAfterLists = peakRSS(t, s.server)
 	listProfile()
 	if profilePrefix != "" {
 		if err := framework.FetchProfile(ctx, httpClient, base+"/debug/pprof/heap", profilePrefix+"-heap.pprof"); err != nil {
@@ -251,6 +257,15 @@ func measure(t *testing.T, s side, held, n int, profilePrefix string) result {
 		}
 	}
 	return r
+}
+
+func peakRSS(t *testing.T, p *framework.Process) int64 {
+	t.Helper()
+	peak, err := framework.ProcessPeakRSS(p.PID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return peak
 }
 
 // idle is the CPU share below which a side counts as done with its work: an idle server still ticks, and
