@@ -259,6 +259,7 @@ func measure(t *testing.T, s side, held, n int, profilePrefix string) result {
 	return r
 }
 
+// peakRSS is the most memory p has held so far.
 func peakRSS(t *testing.T, p *framework.Process) int64 {
 	t.Helper()
 	peak, err := framework.ProcessPeakRSS(p.PID())
