@@ -62,8 +62,8 @@ type AppliedResource struct {
 	// existed, are not owned.
 	Owned bool
 	// Object is the object after the apply, as the server returned it; nil when it does not exist or the
-	// apply failed. After a server-side apply it holds the object's apiVersion, kind and metadata only
-	// (MetadataOnly).
+	// apply failed. After a server-side apply it holds the object's apiVersion, kind and metadata only,
+	// without its managed fields (MetadataOnly).
 	Object *unstructured.Unstructured
 	// MetadataOnly says Object has nothing but the object's apiVersion, kind and metadata.
 	MetadataOnly bool
@@ -358,6 +358,9 @@ func (a *Applier) apply(ctx context.Context, m manifest, desired *unstructured.U
 	if err != nil {
 		return nil, err
 	}
+	// Nothing reads the answer's managed fields, and they are most of what converting it costs (each
+	// entry's field set is marshalled to JSON and read back).
+	answer.ManagedFields = nil
 	objectMeta, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&answer.ObjectMeta)
 	if err != nil {
 		return nil, err

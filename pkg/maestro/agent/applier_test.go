@@ -51,6 +51,11 @@ func testServerSideApply(t *testing.T, mc *framework.ManagementCluster) {
 		if !appliedBy(obj, FieldManager) {
 			t.Errorf("%s has no server-side apply entry of %s in its managed fields", describeMeta(r.Meta), FieldManager)
 		}
+		// The answer stands for the written object until the watch brings it; its managed fields are left out.
+		if r.Object.GetResourceVersion() != obj.GetResourceVersion() || r.Object.GetLabels()[BundleLabel] != id || r.Object.GetManagedFields() != nil {
+			t.Errorf("%s: the apply answered resourceVersion %s, labels %v and %d managed fields entries; want %s, the bundle's label and none",
+				describeMeta(r.Meta), r.Object.GetResourceVersion(), r.Object.GetLabels(), len(r.Object.GetManagedFields()), obj.GetResourceVersion())
+		}
 		versions[describeMeta(r.Meta)] = obj.GetResourceVersion()
 	}
 	hc := get(t, mc, hostedClusters, ns, "mycluster")
