@@ -37,6 +37,7 @@ FUZZ_TIME ?= 30s
 FUZZ_TARGETS := \
 	./pkg/apiserver:FuzzRequestBody \
 	./apis/hcp/validation:FuzzValidateRequest \
+	./apis/hcp/validation:FuzzPlainARMID \
 	./pkg/armshim/frontend:FuzzARMRequest \
 	./pkg/armshim/conversion:FuzzClusterRequest \
 	./pkg/armshim/conversion:FuzzNodePoolRequest \

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -255,7 +254,7 @@ func validatePlatform(p *hcp.PlatformProfile, azure *hcp.AzureResourceReference,
 			path *field.Path
 			id   string
 		}{{fldPath.Child("subnetID"), p.SubnetID}, {fldPath.Child("vnetIntegrationSubnetID"), p.VnetIntegrationSubnetID}} {
-			if parsed, err := arm.ParseResourceID(subnet.id); err == nil && strings.EqualFold(parsed.ResourceGroupName, p.ManagedResourceGroup) {
+			if resourceGroup, ok := subnetResourceGroup(subnet.id); ok && strings.EqualFold(resourceGroup, p.ManagedResourceGroup) {
 				allErrs = append(allErrs, field.Invalid(subnet.path, subnet.id,
 					fmt.Sprintf("must not be the same resource group name: %q", p.ManagedResourceGroup)))
 			}

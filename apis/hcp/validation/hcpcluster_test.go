@@ -464,3 +464,14 @@ func imageDigestMirrors(n int) []hcp.ImageDigestMirror {
 	}
 	return mirrors
 }
+
+// BenchmarkValidateHCPCluster is what validation costs a create of a cluster that sets every field.
+func BenchmarkValidateHCPCluster(b *testing.B) {
+	c := validHCPCluster()
+	b.ReportAllocs()
+	for b.Loop() {
+		if errs := ValidateHCPCluster(c); len(errs) > 0 {
+			b.Fatal(errs)
+		}
+	}
+}

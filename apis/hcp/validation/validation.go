@@ -224,6 +224,10 @@ func validateARMID(fldPath *field.Path, id, resourceType, subscriptionID string)
 	if id == "" {
 		return field.ErrorList{field.Required(fldPath, msg())}
 	}
+	if subscription, _, ok := plainARMID(id, resourceType); ok && isUUID(subscription) &&
+		(subscriptionID == "" || strings.EqualFold(subscription, subscriptionID)) {
+		return nil
+	}
 	parsed, err := arm.ParseResourceID(id)
 	if err == nil {
 		err = parsed.ValidateResourceTypeChain(resourceTypeChain(resourceType))
