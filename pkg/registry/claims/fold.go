@@ -1,12 +1,14 @@
 package claims
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -128,6 +130,12 @@ func (s Storage) ClusterScopedKey(name string) (string, error) {
 // Encode returns obj, new, as the etcd3 store writes it at etcdKey: encoded with the resource's codec
 // (data) and transformed (encrypted) for its key (stored).
 func (s Storage) Encode(ctx context.Context, etcdKey string, obj runtime.Object) (data, stored []byte, err error) {
+	return s.encodeInto(ctx, etcdKey, obj, &bytes.Buffer{})
+}
+
+// encodeInto is Encode with the encoding written to buf: data is buf's, and stored may be too (when the
+// transformer keeps the value as it is).
+func (s Storage) encodeInto(ctx context.Context, etcdKey string, obj runtime.Object, buf *bytes.Buffer) (data, stored []byte, err error) {
 	versioner := storage.APIObjectVersioner{}
 	if version, err := versioner.ObjectResourceVersion(obj); err == nil && version != 0 {
 		return nil, nil, storage.ErrResourceVersionSetOnCreate
@@ -135,9 +143,10 @@ func (s Storage) Encode(ctx context.Context, etcdKey string, obj runtime.Object)
 	if err := versioner.PrepareObjectForStorage(obj); err != nil {
 		return nil, nil, fmt.Errorf("PrepareObjectForStorage failed: %w", err)
 	}
-	if data, err = runtime.Encode(s.codec, obj); err != nil {
+	if err = s.codec.Encode(obj, buf); err != nil {
 		return nil, nil, err
 	}
+	data = buf.Bytes()
 	if stored, err = s.transformer.TransformToStorage(ctx, data, authenticatedData(etcdKey)); err != nil {
 		return nil, nil, storage.NewInternalError(err)
 	}
@@ -158,6 +167,9 @@ func (s *Store) WithClaimsInCreate(inner generic.StorageDecorator) generic.Stora
 			groupResource: config.GroupResource}, destroy, nil
 	}
 }
+
+// encodeBuffers hold creates' encodings while they are written.
+var encodeBuffers = sync.Pool{New: func() any { return &bytes.Buffer{} }}
 
 type claimingStorage struct {
 	storage.Interface
@@ -187,7 +199,15 @@ func (c *claimingStorage) Create(ctx context.Context, key string, obj, out runti
 	if err != nil {
 		return err
 	}
-	data, stored, err := c.storage.Encode(ctx, etcdKey, obj)
+	// The encoding is only needed until the answer is decoded from it, and every create makes one: it is
+	// written into a buffer that the next create reuses, rather than one grown anew by doubling. etcd's
+	// client copies the stored value (OpPut takes a string), and decoding copies what it keeps.
+	buf := encodeBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		buf.Reset()
+		encodeBuffers.Put(buf)
+	}()
+	data, stored, err := c.storage.encodeInto(ctx, etcdKey, obj, buf)
 	if err != nil {
 		return err
 	}

@@ -2,17 +2,22 @@ package hcpcluster
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/diff"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/registrytest"
+	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 )
 
 // A create writes its object and its claims in one etcd transaction; a create whose value another cluster
@@ -85,5 +90,55 @@ func TestCreateClaimsInItsOwnTransaction(t *testing.T) {
 	}
 	if n, _ := claimsHeldBy(string(cluster.UID)); n != 3 {
 		t.Errorf("the first cluster holds %d claims after a second create of its name, want its 3", n)
+	}
+}
+
+// What a create answers is the stored object and stays so: the store encodes each create in memory the
+// next create reuses, so an answer that kept any of it would change under concurrent creates.
+func TestCreateAnswersAreTheStoredObjects(t *testing.T) {
+	opts, client := registrytest.NewRESTOptionsAndClient(t, "hcpclusters")
+	store, _, err := newREST(NewStrategy(registrytest.Scheme, nil, nil), registrytest.OptionsGetter{RESTOptions: opts}, claims.New(client), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Store.DestroyFunc)
+	ctx := genericapirequest.WithNamespace(context.Background(), "test")
+
+	const clients, each = 8, 5
+	answers := make([]*hcp.HCPCluster, clients*each)
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for i := c * each; i < (c+1)*each; i++ {
+				cluster := &hcp.HCPCluster{}
+				registrytest.Internal(t, fixtures.HCPCluster("test", fmt.Sprintf("cluster-%d", i)), cluster)
+				// Managed fields are bytes, the one kind of field a decoder could keep a view of.
+				cluster.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "test", Operation: metav1.ManagedFieldsOperationUpdate,
+					APIVersion: "hcp.aro.azure.com/v1alpha1", FieldsType: "FieldsV1",
+					FieldsV1: &metav1.FieldsV1{Raw: fmt.Appendf(nil, `{"f:metadata":{"f:labels":{"f:n%d":{}}}}`, i)}}}
+				created, err := store.Create(ctx, cluster, nil, &metav1.CreateOptions{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				answers[i] = created.(*hcp.HCPCluster)
+			}
+		})
+	}
+	wg.Wait()
+	for i, answer := range answers {
+		if answer == nil {
+			continue
+		}
+		stored, err := store.Get(ctx, answer.Name, &metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !apiequality.Semantic.DeepEqual(answer, stored) {
+			t.Errorf("the answer to the create of %s is not the stored object: %s", answer.Name, diff.Diff(stored, answer))
+		}
+		if want := fmt.Sprintf(`"f:n%d"`, i); len(answer.ManagedFields) != 1 || !strings.Contains(string(answer.ManagedFields[0].FieldsV1.Raw), want) {
+			t.Errorf("the answer to the create of %s has managed fields %v, want its own (%s)", answer.Name, answer.ManagedFields, want)
+		}
 	}
 }
