@@ -16,19 +16,27 @@ import (
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/generic"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/registrytest"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 )
 
-// A create writes its object and its claims in one etcd transaction; a create whose value another cluster
-// holds is refused at the field and leaves nothing behind; a second create of a name is AlreadyExists.
-func TestCreateClaimsInItsOwnTransaction(t *testing.T) {
+// newClaimingStore is the cluster store with its claims, as the server makes it, and the client of its etcd.
+func newClaimingStore(t *testing.T) (*hcpregistry.REST, *clientv3.Client) {
+	t.Helper()
 	opts, client := registrytest.NewRESTOptionsAndClient(t, "hcpclusters")
 	store, _, err := newREST(NewStrategy(registrytest.Scheme, nil, nil), registrytest.OptionsGetter{RESTOptions: opts}, claims.New(client), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(store.Store.DestroyFunc)
+	return store, client
+}
+
+// A create writes its object and its claims in one etcd transaction; a create whose value another cluster
+// holds is refused at the field and leaves nothing behind; a second create of a name is AlreadyExists.
+func TestCreateClaimsInItsOwnTransaction(t *testing.T) {
+	store, client := newClaimingStore(t)
 	ctx := genericapirequest.WithNamespace(context.Background(), "test")
 	revision := func() int64 {
 		resp, err := client.Get(context.Background(), "/", clientv3.WithCountOnly())
@@ -96,12 +104,7 @@ func TestCreateClaimsInItsOwnTransaction(t *testing.T) {
 // What a create answers is the stored object and stays so: the store encodes each create in memory the
 // next create reuses, so an answer that kept any of it would change under concurrent creates.
 func TestCreateAnswersAreTheStoredObjects(t *testing.T) {
-	opts, client := registrytest.NewRESTOptionsAndClient(t, "hcpclusters")
-	store, _, err := newREST(NewStrategy(registrytest.Scheme, nil, nil), registrytest.OptionsGetter{RESTOptions: opts}, claims.New(client), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Store.DestroyFunc)
+	store, _ := newClaimingStore(t)
 	ctx := genericapirequest.WithNamespace(context.Background(), "test")
 
 	const clients, each = 8, 5
