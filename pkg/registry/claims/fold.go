@@ -200,7 +200,7 @@ func (c *claimingStorage) Create(ctx context.Context, key string, obj, out runti
 		return err
 	}
 	// The encoding is only needed until the answer is decoded from it, and every create makes one: it is
-	// written into a buffer that the next create reuses, rather than one grown anew by doubling. etcd's
+	// written into a buffer that the next create reuses, rather than into a new one each time. etcd's
 	// client copies the stored value (OpPut takes a string), and decoding copies what it keeps.
 	buf := encodeBuffers.Get().(*bytes.Buffer)
 	defer func() {
