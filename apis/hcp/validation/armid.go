@@ -12,7 +12,7 @@ import (
 //
 // with the keywords, namespace and types in any case and every segment non-empty printable ASCII other
 // than space. arm.ParseResourceID reads such an ID as exactly that resource, with the same subscription
-// and resource group, and prints it back the same; so validateARMID can accept it without parsing it.
+// and resource group, and prints it back the same; so it need not be parsed.
 // Every other ID, valid or not, is left to azcore's parser, which says what is wrong with it. The point
 // is that reading it allocates nothing: a create checks several IDs, and the parser allocates about
 // 3 KB for each (a ResourceID per segment pair, the ID printed again at every level).

@@ -38,9 +38,9 @@ func TestPlainIDsAreCheckedWithoutAllocating(t *testing.T) {
 	}
 }
 
-// FuzzPlainARMID checks that an ID plainARMID accepts is one azcore's parser reads as the same resource
-// in the same subscription and resource group, and that validateARMID accepts with or without it: the
-// parser is what says which IDs are valid, the plain reading only spares parsing the common ones.
+// FuzzPlainARMID checks that an ID plainARMID accepts is one azcore's parser accepts too, as the same
+// resource in the same subscription and resource group: the parser is what says which IDs are valid, the
+// plain reading only spares parsing the common ones.
 func FuzzPlainARMID(f *testing.F) {
 	for _, id := range []string{
 		subnetID(testSubscription, "workers"),

@@ -224,9 +224,24 @@ func validateARMID(fldPath *field.Path, id, resourceType, subscriptionID string)
 	if id == "" {
 		return field.ErrorList{field.Required(fldPath, msg())}
 	}
-	if subscription, _, ok := plainARMID(id, resourceType); ok && isUUID(subscription) &&
-		(subscriptionID == "" || strings.EqualFold(subscription, subscriptionID)) {
-		return nil
+	subscription, ok := armIDSubscription(id, resourceType)
+	if !ok {
+		return field.ErrorList{field.Invalid(fldPath, id, msg())}
+	}
+	if !isUUID(subscription) {
+		return field.ErrorList{field.Invalid(fldPath, id, "the subscription in the ID must be a UUID; "+msg())}
+	}
+	if subscriptionID != "" && !strings.EqualFold(subscription, subscriptionID) {
+		return field.ErrorList{field.Invalid(fldPath, id, fmt.Sprintf("must be in the same Azure subscription: %q", subscriptionID))}
+	}
+	return nil
+}
+
+// armIDSubscription reads id as the ARM ID of a resource of resourceType in a resource group, and
+// returns the subscription it names; ok is false when it is not one.
+func armIDSubscription(id, resourceType string) (subscription string, ok bool) {
+	if subscription, _, ok := plainARMID(id, resourceType); ok {
+		return subscription, true
 	}
 	parsed, err := arm.ParseResourceID(id)
 	if err == nil {
@@ -235,15 +250,9 @@ func validateARMID(fldPath *field.Path, id, resourceType, subscriptionID string)
 	// The parser drops empty and blank segments; an ID that does not print back the same
 	// (ignoring case, as ARM does) had some, or a missing name.
 	if err != nil || !strings.EqualFold(parsed.String(), id) || hasEmptyName(parsed) {
-		return field.ErrorList{field.Invalid(fldPath, id, msg())}
+		return "", false
 	}
-	if !isUUID(parsed.SubscriptionID) {
-		return field.ErrorList{field.Invalid(fldPath, id, "the subscription in the ID must be a UUID; "+msg())}
-	}
-	if subscriptionID != "" && !strings.EqualFold(parsed.SubscriptionID, subscriptionID) {
-		return field.ErrorList{field.Invalid(fldPath, id, fmt.Sprintf("must be in the same Azure subscription: %q", subscriptionID))}
-	}
-	return nil
+	return parsed.SubscriptionID, true
 }
 
 // typeChains remembers resourceTypeChain's answers: a handful of resource types, asked for on every create.
