@@ -39,6 +39,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/managementcluster"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/nodepool"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/hcp/openshiftversion"
+	"github.com/aro-hcp/hcp-apiserver/pkg/routecache"
 	"github.com/aro-hcp/hcp-apiserver/pkg/versioncatalog"
 )
 
@@ -122,6 +123,8 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Routes are selected as go-restful's CurlyRouter selects them, once per shape of request.
+	generic.Handler.GoRestfulContainer.Router(routecache.New())
 	rules := c.Rules
 	rules.Authorizer = c.GenericConfig.Authorization.Authorizer
 	storage, err := NewStorage(c.GenericConfig.RESTOptionsGetter, rules)
