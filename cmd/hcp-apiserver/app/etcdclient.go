@@ -10,7 +10,7 @@ import (
 )
 
 // newEtcdClient returns an etcd client configured as the storage's, for what the storage does not do:
-// leader election, claims and locks.
+// leader election, claims, locks, and the revisions that fresh reads compare with the watch cache.
 func (o *Options) newEtcdClient() (*clientv3.Client, error) {
 	t := o.RecommendedOptions.Etcd.StorageConfig.Transport
 	var tlsConfig *tls.Config

@@ -42,6 +42,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/listencoding"
 	"github.com/aro-hcp/hcp-apiserver/pkg/localwatch"
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
+	"github.com/aro-hcp/hcp-apiserver/pkg/registry/freshget"
 	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 	"github.com/aro-hcp/hcp-apiserver/pkg/standalone"
 	"github.com/aro-hcp/hcp-apiserver/pkg/storagecompression"
@@ -314,7 +315,13 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 	if err := recommended.ApplyTo(cfg); err != nil {
 		return nil, err
 	}
+	etcdClient, err := o.newEtcdClient()
+	if err != nil {
+		return nil, err
+	}
 	cfg.RESTOptionsGetter = storagecompression.RESTOptionsGetter(cfg.RESTOptionsGetter, o.StorageCompression == "zstd")
+	// A GET that must see every write before it reads the object from the watch cache when it is current.
+	cfg.RESTOptionsGetter = freshget.RESTOptionsGetter(cfg.RESTOptionsGetter, etcdClient)
 	// On SIGTERM: drain the requests in flight, then give the connections 2s to close. Without this the
 	// connections get the whole request timeout (60s), and one opened as the server stops (a client of its
 	// own that was just starting) holds the process that long.
@@ -339,10 +346,6 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 		if cfg.AdmissionControl, err = standaloneAdmissionChain(admissionOptions, init); err != nil {
 			return nil, err
 		}
-	}
-	etcdClient, err := o.newEtcdClient()
-	if err != nil {
-		return nil, fmt.Errorf("claims: %w", err)
 	}
 	var listCache *listencoding.Cache
 	if o.JSONListCacheMegabytes > 0 {
