@@ -211,11 +211,14 @@ func (c *claimingStorage) Create(ctx context.Context, key string, obj, out runti
 	if err != nil {
 		return err
 	}
-	conditions := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(etcdKey), "=", 0)}
-	puts := []clientv3.Op{clientv3.OpPut(etcdKey, string(stored))}
+	// Sized once: an etcd operation is a few hundred bytes, and every create builds these.
+	writes := 1 + len(d.keys) + len(d.companions)
+	conditions := append(make([]clientv3.Cmp, 0, writes), clientv3.Compare(clientv3.ModRevision(etcdKey), "=", 0))
+	puts := append(make([]clientv3.Op, 0, writes), clientv3.OpPut(etcdKey, string(stored)))
+	holder := string(d.value)
 	for _, k := range d.keys {
 		conditions = append(conditions, clientv3.Compare(clientv3.CreateRevision(k), "=", 0))
-		puts = append(puts, clientv3.OpPut(k, string(d.value)))
+		puts = append(puts, clientv3.OpPut(k, holder))
 	}
 	for _, companion := range d.companions {
 		conditions = append(conditions, clientv3.Compare(clientv3.CreateRevision(companion.Key), "=", 0))
