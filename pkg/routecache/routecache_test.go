@@ -1,13 +1,14 @@
 package routecache
 
 import (
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	restful "github.com/emicklei/go-restful/v3"
+
+	"github.com/aro-hcp/hcp-apiserver/pkg/routecache/routecachetest"
 )
 
 // testServices are web services shaped like the ones k8s.io/apiserver installs for an API group: a
@@ -77,61 +78,18 @@ func testRequests() []*http.Request {
 	for _, path := range paths {
 		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"} {
 			for _, h := range headers {
-				req := httptest.NewRequest(method, "/", nil)
-				req.URL.Path = path
-				if h.contentType != "" {
-					req.Header.Set("Content-Type", h.contentType)
-				}
-				if h.accept != "" {
-					req.Header.Set("Accept", h.accept)
-				}
-				requests = append(requests, req)
+				requests = append(requests, routecachetest.Request(method, path, h.contentType, h.accept))
 			}
 		}
 	}
 	return requests
 }
 
-// describe is what a selection tells the container: the service, the route and the error it writes.
-func describe(ws *restful.WebService, route *restful.Route, err error) string {
-	var s strings.Builder
-	if ws != nil {
-		s.WriteString(ws.RootPath())
-	}
-	if route != nil {
-		fmt.Fprintf(&s, " %s %s %s %v %v", route.Method, route.Path, route.Operation, route.Consumes, route.Produces)
-	}
-	if err != nil {
-		fmt.Fprintf(&s, " error %T %v", err, err)
-		if serr, ok := err.(restful.ServiceError); ok {
-			fmt.Fprintf(&s, " %d %v", serr.Code, serr.Header)
-		}
-	}
-	return s.String()
-}
-
-// assertSelectsAsCurlyRouter sends each request to router twice, and to CurlyRouter.
-func assertSelectsAsCurlyRouter(t *testing.T, router *Router, services []*restful.WebService, requests []*http.Request) {
-	t.Helper()
-	mismatches := 0
-	for _, req := range requests {
-		want := describe(restful.CurlyRouter{}.SelectRoute(services, req))
-		// The first selection of a shape may be remembered; the second is answered from memory when it is.
-		for _, attempt := range []string{"first", "second"} {
-			if got := describe(router.SelectRoute(services, req)); got != want && mismatches < 20 {
-				mismatches++
-				t.Errorf("%s %q (Content-Type %q, Accept %q), %s time: selected %q, CurlyRouter selects %q",
-					req.Method, req.URL.Path, req.Header.Get("Content-Type"), req.Header.Get("Accept"), attempt, got, want)
-			}
-		}
-	}
-}
-
 func TestSelectsAsCurlyRouter(t *testing.T) {
 	requests := testRequests()
 	// Room for every shape, so that every request after the first of its shape is answered from memory.
 	router := &Router{maxShapes: len(requests)}
-	assertSelectsAsCurlyRouter(t, router, testServices(), requests)
+	routecachetest.AssertSelectsAsCurlyRouter(t, router, testServices(), requests)
 	if shapes := len(router.selections); shapes == 0 || shapes > len(requests)/8 {
 		t.Errorf("%d requests made %d shapes: requests that differ only in names should share them", len(requests), shapes)
 	}
@@ -140,7 +98,7 @@ func TestSelectsAsCurlyRouter(t *testing.T) {
 // Once it holds as many selections as it may, the router selects what it does not hold with CurlyRouter.
 func TestFullRouterSelectsAsCurlyRouter(t *testing.T) {
 	router := &Router{maxShapes: 100}
-	assertSelectsAsCurlyRouter(t, router, testServices(), testRequests())
+	routecachetest.AssertSelectsAsCurlyRouter(t, router, testServices(), testRequests())
 	if shapes := len(router.selections); shapes != 100 {
 		t.Errorf("the router holds %d selections, want its bound, 100", shapes)
 	}
@@ -151,7 +109,7 @@ func TestSelectsAsCurlyRouterWithTrailingSlashes(t *testing.T) {
 	restful.TrimRightSlashEnabled = false
 	defer func() { restful.TrimRightSlashEnabled = true }()
 	requests := testRequests()
-	assertSelectsAsCurlyRouter(t, &Router{maxShapes: len(requests)}, testServices(), requests)
+	routecachetest.AssertSelectsAsCurlyRouter(t, &Router{maxShapes: len(requests)}, testServices(), requests)
 }
 
 // A route that selects by a token's value, here with a regular expression, is routed by CurlyRouter every
@@ -167,7 +125,7 @@ func TestRoutesThatReadValuesAreNotRemembered(t *testing.T) {
 		requests = append(requests, req)
 	}
 	router := New()
-	assertSelectsAsCurlyRouter(t, router, services, append(requests, testRequests()[:200]...))
+	routecachetest.AssertSelectsAsCurlyRouter(t, router, services, append(requests, testRequests()[:200]...))
 	if router.selections != nil {
 		t.Errorf("%d selections remembered among routes with a regular expression, want none", len(router.selections))
 	}

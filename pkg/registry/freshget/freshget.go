@@ -31,30 +31,15 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/aro-hcp/hcp-apiserver/pkg/registry/claims"
+	hcpregistry "github.com/aro-hcp/hcp-apiserver/pkg/registry/generic"
 )
 
 // RESTOptionsGetter is getter with the GETs of every resource that has a watch cache answered from it
 // when it is current, asking etcd through client.
 func RESTOptionsGetter(getter generic.RESTOptionsGetter, client *clientv3.Client) generic.RESTOptionsGetter {
-	return optionsGetter{RESTOptionsGetter: getter, client: client}
-}
-
-type optionsGetter struct {
-	generic.RESTOptionsGetter
-	client *clientv3.Client
-}
-
-func (g optionsGetter) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
-	opts, err := g.RESTOptionsGetter.GetRESTOptions(resource, example)
-	if err != nil {
-		return opts, err
-	}
-	inner := opts.Decorator
-	if inner == nil {
-		inner = generic.UndecoratedStorage
-	}
-	opts.Decorator = Decorator(inner, g.client)
-	return opts, nil
+	return hcpregistry.DecorateStorage(getter, func(inner generic.StorageDecorator) generic.StorageDecorator {
+		return Decorator(inner, client)
+	})
 }
 
 // Decorator decorates the storage inner makes, when it is a watch cache over etcd, so that its GETs are

@@ -304,7 +304,7 @@ func NewStores(o StoreOptions, optsGetter generic.RESTOptionsGetter) (*REST, *St
 	inCreateTxn := o.Claims != nil && (o.BeginCreate != nil || o.Operations != nil)
 	operations := o.Operations
 	if inCreateTxn {
-		optsGetter = claimingOptions{RESTOptionsGetter: optsGetter, claims: o.Claims}
+		optsGetter = DecorateStorage(optsGetter, o.Claims.WithClaimsInCreate)
 	} else {
 		operations = nil // nothing would write them
 	}
@@ -318,13 +318,17 @@ func NewStores(o StoreOptions, optsGetter generic.RESTOptionsGetter) (*REST, *St
 		inCreateTxn: inCreateTxn, operations: operations}, &StatusREST{store: &statusStore}, nil
 }
 
-// claimingOptions decorates a resource's storage so that its creates write their claims.
-type claimingOptions struct {
-	generic.RESTOptionsGetter
-	claims *claims.Store
+// DecorateStorage returns getter with the storage decorator of every resource's options wrapped by decorate.
+func DecorateStorage(getter generic.RESTOptionsGetter, decorate func(inner generic.StorageDecorator) generic.StorageDecorator) generic.RESTOptionsGetter {
+	return decoratingOptions{RESTOptionsGetter: getter, decorate: decorate}
 }
 
-func (g claimingOptions) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+type decoratingOptions struct {
+	generic.RESTOptionsGetter
+	decorate func(generic.StorageDecorator) generic.StorageDecorator
+}
+
+func (g decoratingOptions) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
 	opts, err := g.RESTOptionsGetter.GetRESTOptions(resource, example)
 	if err != nil {
 		return opts, err
@@ -333,6 +337,6 @@ func (g claimingOptions) GetRESTOptions(resource schema.GroupResource, example r
 	if inner == nil {
 		inner = generic.UndecoratedStorage
 	}
-	opts.Decorator = g.claims.WithClaimsInCreate(inner)
+	opts.Decorator = g.decorate(inner)
 	return opts, nil
 }
