@@ -6,10 +6,10 @@
 // the read's CPU and 12 KB of its garbage, though the watch cache usually holds that very revision of the
 // object already. Here the read asks etcd, with the same quorum read, only for the key's revision; when
 // the cache holds the object at that revision, the object is what etcd would have sent, and a copy of the
-// cache's is answered. When the cache holds another revision (a write it has not seen yet, or one after the read)
-// or not the object, the object is read from etcd as before; when etcd has no such key, the read is a
-// NotFound whatever the cache holds. So the answer is always the object as it is in etcd when the read is
-// served, as the quorum read answers.
+// cache's is answered. When the cache holds another revision (a write it has not seen yet, or one after
+// the read) or not the object, the object is read from etcd as before; when etcd has no such key, the read
+// is a NotFound whatever the cache holds. So the answer is always the object as it is in etcd when the
+// read is served, as the quorum read answers.
 package freshget
 
 import (
