@@ -63,13 +63,15 @@ func (r *Router) Len() int {
 // SelectRoute implements restful.RouteSelector.
 func (r *Router) SelectRoute(services []*restful.WebService, req *http.Request) (*restful.WebService, *restful.Route, error) {
 	r.mu.RLock()
-	if !r.describes(services) {
+	described := r.describes(services)
+	if !described {
 		r.mu.RUnlock()
 		r.index(services)
 		r.mu.RLock()
+		// Another request may have had other services indexed in between.
+		described = r.describes(services)
 	}
-	// Another request may have had other services indexed in between.
-	if r.selections == nil || !r.describes(services) {
+	if r.selections == nil || !described {
 		r.mu.RUnlock()
 		return r.curly.SelectRoute(services, req)
 	}
