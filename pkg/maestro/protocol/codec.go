@@ -71,7 +71,7 @@ func FromMQTT(payload []byte, props *paho.PublishProperties) (e Event, err error
 		return Event{}, fmt.Errorf("malformed %s-mode CloudEvent: %w", msg.modeName(), err)
 	}
 	e = Event{Event: *decoded}
-	content, err := e.validate()
+	content, err := e.validate(false)
 	if err != nil {
 		return Event{}, fmt.Errorf("invalid event %q: %w", e.ID(), err)
 	}

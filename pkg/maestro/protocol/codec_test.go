@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -456,4 +457,55 @@ func FuzzFromMQTT(f *testing.F) {
 		}
 		assertSameEvent(t, got, again)
 	})
+}
+
+// An event made here is validated on its way out without decoding the data it was just encoded into;
+// its readers still get a payload of their own, and new data is validated as the data it is.
+func TestMadeEventsAreNotDecodedOnTheirWayOut(t *testing.T) {
+	manifests := make([]json.RawMessage, 200)
+	for i := range manifests {
+		manifests[i] = json.RawMessage(fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-%d"}}`, i))
+	}
+	bundle := &ManifestBundle{Manifests: manifests}
+	e, err := NewSpecEvent("hcp-apiserver", ActionCreateRequest, testRef, bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Decoding 200 manifests allocates at least one slice each.
+	if allocs := testing.AllocsPerRun(10, func() {
+		if err := e.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs >= 100 {
+		t.Errorf("validating a bundle of 200 manifests made here: %.0f allocations, want fewer than 100 (its data decoded again)", allocs)
+	}
+	read, err := e.ManifestBundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read == bundle || len(read.Manifests) != len(manifests) || string(read.Manifests[7]) != string(manifests[7]) {
+		t.Errorf("a reader of the event got %p with %d manifests, want its own copy of %p's %d", read, len(read.Manifests), bundle, len(manifests))
+	}
+	if err := e.SetData("application/json", []byte(`{"manifests":[[1]]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ToMQTT(e); err == nil || !strings.Contains(err.Error(), "manifests[0] is not a JSON object") {
+		t.Errorf("an event made here and given data that is not a bundle: ToMQTT error %v, want manifests[0] is not a JSON object", err)
+	}
+}
+
+// BenchmarkToMQTT encodes the spec event of a HostedCluster-sized bundle, as the source does for every
+// bundle it publishes.
+func BenchmarkToMQTT(b *testing.B) {
+	manifest := json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"data":{"x":"` + strings.Repeat("abcdefgh", 500) + `"}}`)
+	e, err := NewSpecEvent("hcp-apiserver", ActionCreateRequest, testRef, &ManifestBundle{Manifests: []json.RawMessage{manifest}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := ToMQTT(e); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

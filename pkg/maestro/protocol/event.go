@@ -23,6 +23,9 @@ type Event struct {
 	// while the event carries the same data: the data of an event received is decoded once, not again by
 	// the reader. Copies of the event share it.
 	decoded *decodedPayload
+	// madeFrom is the payload an event made here was encoded from, which Validate checks while the event
+	// carries the same data, instead of decoding what was just encoded on the event's way out.
+	madeFrom *decodedPayload
 }
 
 type decodedPayload struct {
@@ -121,6 +124,7 @@ func newEvent(source string, t EventType, clusterName string, data any) (Event, 
 		if err := e.SetData(event.ApplicationJSON, raw); err != nil {
 			return Event{}, err
 		}
+		e.madeFrom = &decodedPayload{data: e.Data(), payload: data}
 	}
 	return e, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -14,12 +15,14 @@ import (
 // extensions of the right CloudEvents types, the extensions its type needs, and data that decodes into its
 // type's payload. ToMQTT and FromMQTT call it, so bad events fail where they are made or received.
 func (e Event) Validate() error {
-	_, err := e.validate()
+	_, err := e.validate(true)
 	return err
 }
 
-// validate is Validate, returning the payload it decoded.
-func (e Event) validate() (any, error) {
+// validate is Validate, returning the payload it decoded. madeFrom allows the payload the event was
+// made from in place of its decoded data (encoding/json decodes what it encoded); a reader wants the
+// decoded payload, which is its own.
+func (e Event) validate(madeFrom bool) (any, error) {
 	if err := e.Event.Validate(); err != nil {
 		// sdk-go lists one "attribute: problem" per line.
 		return nil, fmt.Errorf("not a valid CloudEvent: %s", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; "))
@@ -67,7 +70,7 @@ func (e Event) validate() (any, error) {
 	if len(e.Data()) == 0 && !(t.SubResource == SubResourceSpec && deleting) {
 		return nil, fmt.Errorf("%s has no data: only a spec event with %s may omit it", t, ExtensionDeletionTimestamp)
 	}
-	return e.DecodePayload()
+	return e.decodePayload(madeFrom)
 }
 
 // DecodePayload decodes the data into the payload of the event's type: *ManifestBundle for spec events
@@ -75,6 +78,10 @@ func (e Event) validate() (any, error) {
 // bundle, *ResourceVersionList for spec.resync_request and *ResourceStatusHashList for
 // status.resync_request.
 func (e Event) DecodePayload() (any, error) {
+	return e.decodePayload(false)
+}
+
+func (e Event) decodePayload(madeFrom bool) (any, error) {
 	t, err := ParseEventType(e.Type())
 	if err != nil {
 		return nil, err
@@ -100,7 +107,9 @@ func (e Event) DecodePayload() (any, error) {
 	if d := e.decoded; d != nil && bytes.Equal(d.data, data) {
 		return d.payload, nil
 	}
-	if err := json.Unmarshal(data, payload); err != nil {
+	if d := e.madeFrom; madeFrom && d != nil && bytes.Equal(d.data, data) && reflect.TypeOf(d.payload) == reflect.TypeOf(payload) {
+		payload = d.payload
+	} else if err := json.Unmarshal(data, payload); err != nil {
 		return nil, fmt.Errorf("data of %s is not a JSON %T: %w", t, payload, err)
 	}
 	switch p := payload.(type) {
