@@ -47,8 +47,11 @@ func clusterID(vars map[string]string) string {
 }
 
 // parseResource parses the resource ID of the request's path: the cluster's, or its node pool's or
-// external auth's.
+// external auth's. The request keeps it, so a request parses its path once.
 func parseResource(req *request) (*armResource, error) {
+	if req.resource != nil {
+		return req.resource, nil
+	}
 	id := clusterID(req.vars)
 	if np, ok := req.vars["nodepool"]; ok {
 		id += "/nodePools/" + np
@@ -60,7 +63,8 @@ func parseResource(req *request) (*armResource, error) {
 	if err != nil {
 		return nil, newCloudError(http.StatusBadRequest, CodeInvalidResourceName, "", "%v", err)
 	}
-	return &armResource{obj: obj, id: id}, nil
+	req.resource = &armResource{obj: obj, id: id}
+	return req.resource, nil
 }
 
 // clusterOf is the resource of the cluster a node pool or external auth belongs to.

@@ -94,6 +94,9 @@ type request struct {
 	// freshReads makes a PUT read its object (from etcd) before it writes, once a create without that
 	// read found the name taken.
 	freshReads bool
+	// resource is the path's resource once parseResource parsed it: the path's check and the handler
+	// both need it, and parsing an ARM ID is a good part of what the shim does for a request.
+	resource *armResource
 }
 
 func (r *request) resourceAPIVersion() conversion.APIVersion {
