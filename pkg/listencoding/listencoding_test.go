@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/component-base/metrics/legacyregistry"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
@@ -111,12 +113,40 @@ func TestListsAreWhatTheJSONSerializerWrites(t *testing.T) {
 	}
 }
 
+// compressedItemSize is what the cache holds for each item of list, on average.
+func compressedItemSize(t *testing.T, list *v1alpha1.HCPClusterList) int64 {
+	t.Helper()
+	cache := NewCache(1<<30, time.Hour)
+	encode(t, jsonSerializer(t, NegotiatedSerializer(codecs(t), cache)), list)
+	return cache.Size() / int64(len(list.Items))
+}
+
+// The cache keeps what it holds compressed: the items of a list in a small part of their JSON.
+func TestCacheHoldsItemsCompressed(t *testing.T) {
+	plain := jsonSerializer(t, codecs(t))
+	cache := NewCache(1<<30, time.Hour)
+	cached := jsonSerializer(t, NegotiatedSerializer(codecs(t), cache))
+	list := clusterList(200)
+	want := encode(t, plain, list)
+	for round := range 2 {
+		if got := encode(t, cached, list); got != want {
+			t.Fatalf("round %d: the list is not what the JSON serializer writes", round)
+		}
+	}
+	var itemsJSON int
+	for i := range list.Items {
+		itemsJSON += len(encode(t, plain, &list.Items[i])) - 1 // the serializer ends an object with a newline
+	}
+	if held := cache.Size(); held == 0 || held*5 > int64(itemsJSON) {
+		t.Fatalf("the cache holds %d bytes for %d bytes of items' JSON, want under a fifth", held, itemsJSON)
+	}
+}
+
 // The cache holds no more than its budget, and a list larger than the budget is still whole.
 func TestCacheKeepsToItsBudget(t *testing.T) {
 	plain := jsonSerializer(t, codecs(t))
 	list := clusterList(20)
-	itemSize := int64(len(encode(t, plain, &list.Items[0])))
-	budget := 7 * itemSize
+	budget := 7 * compressedItemSize(t, list)
 	cache := NewCache(budget, time.Hour)
 	cached := jsonSerializer(t, NegotiatedSerializer(codecs(t), cache))
 	want := encode(t, plain, list)
@@ -134,7 +164,7 @@ func TestCacheKeepsToItsBudget(t *testing.T) {
 func TestCacheCountsWhatItHolds(t *testing.T) {
 	plain := jsonSerializer(t, codecs(t))
 	list := clusterList(12)
-	cache := NewCache(8*int64(len(encode(t, plain, &list.Items[0]))), time.Hour)
+	cache := NewCache(8*compressedItemSize(t, list), time.Hour)
 	cached := jsonSerializer(t, NegotiatedSerializer(codecs(t), cache))
 	for round := range 20 {
 		for i := range list.Items {
@@ -148,7 +178,7 @@ func TestCacheCountsWhatItHolds(t *testing.T) {
 		var held int64
 		for _, generation := range []map[itemKey]item{cache.current, cache.previous} {
 			for _, it := range generation {
-				held += int64(len(it.json))
+				held += int64(len(it.compressed))
 			}
 		}
 		if size := cache.Size(); size != held || size > cache.budget {
@@ -161,39 +191,61 @@ func TestCacheCountsWhatItHolds(t *testing.T) {
 // leaves no copy behind that the cache does not count.
 func TestNewVersionUnderPressureLeavesNoStaleCopy(t *testing.T) {
 	now := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
-	cache := NewCache(30, time.Minute)
+	cache := NewCache(1<<30, time.Minute)
 	cache.now = func() time.Time { return now }
 	typeMeta := &metav1.TypeMeta{}
 	key := func(uid string) itemKey {
 		return itemKey{list: reflect.TypeOf(&v1alpha1.HCPClusterList{}), uid: types.UID(uid)}
 	}
 	object := func(rv string) *metav1.ObjectMeta { return &metav1.ObjectMeta{ResourceVersion: rv} }
-	ten := []byte("0123456789")
+	var scratch []byte
+	first := []byte(`{"kind":"Item","name":"first"}`)
+	lookup := func(uid, rv string) (string, bool) {
+		var out bytes.Buffer
+		found := cache.lookup(key(uid), object(rv), typeMeta, &out)
+		return out.String(), found
+	}
+
+	newVersion := `{"kind":"Item","name":"first","and":"what changed in the object's second version"}`
+	// How much an item and the new version take: the dictionary is the first item's JSON in both caches.
+	probe := NewCache(1<<30, time.Minute)
+	probe.store(key("a"), object("1"), typeMeta, first, &scratch)
+	itemSize := probe.Size()
+	probe.store(key("x"), object("1"), typeMeta, []byte(newVersion), &scratch)
+	newSize := probe.Size() - itemSize
+	if newSize <= itemSize {
+		t.Fatalf("the new version takes %d bytes, an item %d: the test needs it larger", newSize, itemSize)
+	}
+	// a, b and c fit; a's new version fits beside c but not beside b and c.
+	cache.budget = max(3*itemSize, itemSize+newSize)
 
 	cache.age() // the interval starts
-	cache.store(key("a"), object("1"), typeMeta, ten)
-	cache.store(key("b"), object("1"), typeMeta, ten)
+	cache.store(key("a"), object("1"), typeMeta, first, &scratch)
+	cache.store(key("b"), object("1"), typeMeta, first, &scratch)
 	now = now.Add(time.Minute)
 	cache.age() // a and b are the older generation now
-	cache.store(key("c"), object("1"), typeMeta, ten)
-	if _, ok := cache.lookup(key("a"), object("1"), typeMeta); !ok {
-		t.Fatal("a is not found")
+	cache.store(key("c"), object("1"), typeMeta, first, &scratch)
+	if got, ok := lookup("a", "1"); !ok || got != string(first) {
+		t.Fatalf("a is %q, %v", got, ok)
 	}
-	if _, ok := cache.lookup(key("a"), object("2"), typeMeta); ok {
+	if _, ok := lookup("a", "2"); ok {
 		t.Fatal("a's old version serves its new one")
 	}
-	cache.store(key("a"), object("2"), typeMeta, []byte("0123456789a"))
+	cache.store(key("a"), object("2"), typeMeta, []byte(newVersion), &scratch)
 
 	var held int64
 	for _, generation := range []map[itemKey]item{cache.current, cache.previous} {
 		for _, it := range generation {
-			held += int64(len(it.json))
+			held += int64(len(it.compressed))
 		}
 	}
 	if size := cache.Size(); size != held || size > cache.budget {
 		t.Fatalf("the cache counts %d bytes and holds %d, budget %d", size, held, cache.budget)
 	}
-	if got, ok := cache.lookup(key("a"), object("2"), typeMeta); !ok || string(got) != "0123456789a" {
+	if _, ok := lookup("b", "1"); ok {
+		t.Fatal("b, of the older generation, was kept over the budget")
+	}
+	if got, ok := lookup("a", "2"); !ok || got != newVersion {
 		t.Fatalf("a's new version is %q, %v", got, ok)
 	}
 }
@@ -217,5 +269,37 @@ func TestUnreadItemsAreFreed(t *testing.T) {
 	encode(t, cached, empty)
 	if got := cache.Size(); got != 0 {
 		t.Fatalf("after two unread intervals the cache holds %d bytes, want 0", got)
+	}
+}
+
+// The server's metrics say what the cache holds: its bytes, the JSON they stand for, and its items.
+func TestCacheIsReportedInMetrics(t *testing.T) {
+	plain := jsonSerializer(t, codecs(t))
+	cache := NewCache(1<<30, time.Hour)
+	cache.RegisterMetrics()
+	list := clusterList(20)
+	encode(t, jsonSerializer(t, NegotiatedSerializer(codecs(t), cache)), list)
+	var itemsJSON int
+	for i := range list.Items {
+		itemsJSON += len(encode(t, plain, &list.Items[i])) - 1 // the serializer ends an object with a newline
+	}
+
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, family := range families {
+		if strings.HasPrefix(family.GetName(), "json_list_cache_") {
+			got[family.GetName()] = family.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	want := map[string]float64{
+		"json_list_cache_bytes":      float64(cache.Size()),
+		"json_list_cache_json_bytes": float64(itemsJSON),
+		"json_list_cache_items":      20,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("metrics %v, want %v", got, want)
 	}
 }

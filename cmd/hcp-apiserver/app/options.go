@@ -73,7 +73,7 @@ type Options struct {
 	Maestro MaestroOptions
 	// Controllers tune how clusters are delivered.
 	Controllers ControllerOptions
-	// JSONListCacheMegabytes bounds the JSON of listed objects kept between lists; 0 keeps none.
+	// JSONListCacheMegabytes bounds the JSON of listed objects kept between lists, compressed; 0 keeps none.
 	JSONListCacheMegabytes int
 	// StorageCompression is how objects are compressed in etcd: "zstd" or "none".
 	StorageCompression string
@@ -123,7 +123,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout,
 		"How long a request but a watch may take before it is answered 504, as kube-apiserver's flag. A request's body must arrive within half of it, or the request is answered 408.")
 	fs.IntVar(&o.JSONListCacheMegabytes, "json-list-cache-megabytes", o.JSONListCacheMegabytes,
-		"How many megabytes of JSON of listed objects the server keeps, per object version, so that the next JSON list copies the objects that did not change instead of encoding them again. What no list read for 20 minutes is freed. 0 keeps none.")
+		"How many megabytes the server keeps of listed objects' JSON, compressed, per object version, so that the next JSON list copies the objects that did not change instead of encoding them again. What no list read for 20 minutes is freed. 0 keeps none.")
 	fs.StringVar(&o.StorageCompression, "storage-compression", o.StorageCompression,
 		"How objects are compressed in etcd: zstd or none. Objects are read compressed or not either way, and written in the new way on their next write. Resources encrypted by --encryption-provider-config are written uncompressed.")
 	o.Versions.AddFlags(fss.FlagSet("versions"))
@@ -350,6 +350,7 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 	var listCache *listencoding.Cache
 	if o.JSONListCacheMegabytes > 0 {
 		listCache = listencoding.NewCache(int64(o.JSONListCacheMegabytes)<<20, listCacheInterval)
+		listCache.RegisterMetrics()
 	}
 	return &apiserver.Config{
 		GenericConfig:   cfg,
