@@ -5,7 +5,6 @@ import (
 	"maps"
 	"net"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -46,10 +45,6 @@ var (
 	encryptionTypes     = []string{customerManagedEncryptionTypeKMS}
 	imageRegistryStates = []string{"Enabled", "Disabled"}
 	cryptoRestrictions  = []string{"None", "FIPS"}
-
-	// clusterVersionRegexp is MAJOR.MINOR: the service picks the patch release.
-	clusterVersionRegexp   = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`)
-	baseDomainPrefixRegexp = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 )
 
 // ValidateHCPCluster validates a cluster on create.
@@ -118,7 +113,7 @@ func validateClusterVersion(v *hcp.VersionProfile, fldPath *field.Path) field.Er
 	switch {
 	case v.ID == "":
 		allErrs = append(allErrs, field.Required(fldPath.Child("id"), msg))
-	case !clusterVersionRegexp.MatchString(v.ID):
+	case !isMajorMinor(v.ID): // the service picks the patch release
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("id"), v.ID, msg))
 	}
 	allErrs = append(allErrs, validateOptionalEnum(fldPath.Child("upgradePolicy"), v.UpgradePolicy, upgradePolicies)...)
@@ -134,7 +129,7 @@ func validateDNS(dns *hcp.DNSProfile, fldPath *field.Path) field.ErrorList {
 		return nil
 	case len(dns.BaseDomainPrefix) > BaseDomainPrefixMaxLength:
 		return field.ErrorList{field.TooLong(p, dns.BaseDomainPrefix, BaseDomainPrefixMaxLength)}
-	case !baseDomainPrefixRegexp.MatchString(dns.BaseDomainPrefix):
+	case !isLowercaseName(dns.BaseDomainPrefix):
 		return field.ErrorList{field.Invalid(p, dns.BaseDomainPrefix,
 			"must be lowercase letters, digits and '-', start with a letter and end with a letter or digit, such as mycluster")}
 	}

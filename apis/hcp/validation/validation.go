@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,14 +50,6 @@ var (
 		hcp.ProvisioningStateDeleting, hcp.ProvisioningStateSucceeded, hcp.ProvisioningStateFailed,
 		hcp.ProvisioningStateCanceled,
 	}
-
-	// clusterNameRegexp is ARM's hcpOpenShiftClusters name rule, lowercased as Kubernetes names are.
-	clusterNameRegexp = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
-	// regionRegexp matches Azure region names as ARM writes them in resource IDs: "eastus", "westeurope2".
-	regionRegexp = regexp.MustCompile(`^[a-z0-9]+$`)
-	uuidRegexp   = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	// resourceGroupRegexp is ARM's ^[-\w\._\(\)]+$; ARM's \w includes Unicode letters and digits.
-	resourceGroupRegexp = regexp.MustCompile(`^[-\p{L}\p{N}_.()]+$`)
 )
 
 // validateEnum requires value to be one of allowed. Defaulting fills every enum that has an ARM
@@ -120,10 +111,6 @@ func validateRequiredString(fldPath *field.Path, value string, maxLength int) fi
 	return nil
 }
 
-func isUUID(value string) bool {
-	return uuidRegexp.MatchString(value)
-}
-
 func validateUUID(fldPath *field.Path, value string) field.ErrorList {
 	if value == "" {
 		return field.ErrorList{field.Required(fldPath, "must be a UUID such as 00000000-0000-0000-0000-000000000000")}
@@ -140,7 +127,7 @@ func validateRegion(fldPath *field.Path, value string) field.ErrorList {
 	if value == "" {
 		return field.ErrorList{field.Required(fldPath, msg)}
 	}
-	if !regionRegexp.MatchString(value) {
+	if !isLowercaseAlphanumeric(value) { // Azure region names as ARM writes them in resource IDs: eastus, westeurope2
 		return field.ErrorList{field.Invalid(fldPath, value, msg)}
 	}
 	return nil
@@ -154,7 +141,7 @@ func validateResourceGroupName(fldPath *field.Path, value string) field.ErrorLis
 		return field.ErrorList{field.Required(fldPath, fmt.Sprintf("must be 1 to %d characters", resourceGroupMaxLength))}
 	case utf8.RuneCountInString(value) > resourceGroupMaxLength:
 		return field.ErrorList{field.TooLongCharacters(fldPath, value, resourceGroupMaxLength)}
-	case !resourceGroupRegexp.MatchString(value) || strings.HasSuffix(value, "."):
+	case !isResourceGroupName(value) || strings.HasSuffix(value, "."): // ARM's ^[-\w\._\(\)]+$, whose \w takes Unicode letters and digits
 		return field.ErrorList{field.Invalid(fldPath, value, msg)}
 	}
 	return nil
@@ -169,7 +156,7 @@ func validateClusterName(fldPath *field.Path, name string) field.ErrorList {
 		return field.ErrorList{field.Required(fldPath, "must name an HCPCluster in the same namespace")}
 	case len(name) > clusterNameMaxLength:
 		return field.ErrorList{field.TooLong(fldPath, name, clusterNameMaxLength)}
-	case !clusterNameRegexp.MatchString(name):
+	case !isLowercaseName(name): // ARM's hcpOpenShiftClusters name rule, lowercased as Kubernetes names are
 		return field.ErrorList{field.Invalid(fldPath, name, msg)}
 	}
 	return nil
