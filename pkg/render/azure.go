@@ -5,8 +5,9 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
-	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	apivalidation "github.com/aro-hcp/hcp-apiserver/apis/hcp/validation"
 )
 
 // armType is an ARM resource type in a resource group, in ARM's own casing, such as
@@ -55,7 +56,7 @@ func parseARMID(fldPath *field.Path, id string, t armType) (*armID, *field.Error
 	if !strings.EqualFold(parsed.String(), id) {
 		return nil, invalid("it has empty segments")
 	}
-	if !isUUID(parsed.SubscriptionID) {
+	if !apivalidation.IsUUID(parsed.SubscriptionID) {
 		return nil, invalid("the subscription must be a UUID")
 	}
 	a := &armID{subscriptionID: parsed.SubscriptionID, resourceGroup: parsed.ResourceGroupName, typ: t, names: make([]string, len(t.types))}
@@ -85,11 +86,4 @@ func (a *armID) ancestor(depth int) string {
 func clusterResourceID(subscriptionID, resourceGroup, name string) string {
 	return fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/%s",
 		subscriptionID, resourceGroup, name)
-}
-
-// isUUID accepts the 36-character form of a UUID only, as Azure and HyperShift write them, not
-// the braced or URN forms uuid.Parse also takes.
-func isUUID(s string) bool {
-	_, err := uuid.Parse(s)
-	return err == nil && len(s) == 36
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	apivalidation "github.com/aro-hcp/hcp-apiserver/apis/hcp/validation"
 	"github.com/aro-hcp/hcp-apiserver/pkg/clusterfacts"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 )
@@ -271,7 +272,7 @@ func hostedCluster(c *v1alpha1.HCPCluster, releaseImage string, o Options) (*hyp
 	}
 	// HyperShift makes up a cluster ID when it has none; the service's, when it is a UUID as
 	// HyperShift requires, keeps the two the same.
-	if isUUID(c.Status.ClusterID) {
+	if apivalidation.IsUUID(c.Status.ClusterID) {
 		hc.Spec.ClusterID = c.Status.ClusterID
 	}
 	if spec.Version.ID != "" {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	apivalidation "github.com/aro-hcp/hcp-apiserver/apis/hcp/validation"
 )
 
 // The operator names of ARO HCP's operator identities (the HcpOperatorIdentityRoleSets of the
@@ -96,7 +97,7 @@ func (r *identities) clientID(resourceID string) string {
 			continue
 		}
 		id := assigned[key].ClientID
-		if id != "" && !isUUID(id) {
+		if id != "" && !apivalidation.IsUUID(id) {
 			if !r.reported[key] {
 				r.reported[key] = true
 				r.errs = append(r.errs, field.Invalid(field.NewPath("spec", "identity", "userAssignedIdentities").Key(key).Child("clientID"),

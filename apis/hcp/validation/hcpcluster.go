@@ -220,7 +220,7 @@ func validatePlatform(p *hcp.PlatformProfile, azure *hcp.AzureResourceReference,
 	// ARM requires the cluster's subnets in the cluster's own subscription. When that subscription
 	// is itself invalid, the error is on spec.azure.subscriptionID and comparing would only add noise.
 	subscriptionID := ""
-	if isUUID(azure.SubscriptionID) {
+	if IsUUID(azure.SubscriptionID) {
 		subscriptionID = azure.SubscriptionID
 	}
 	allErrs := validateARMID(fldPath.Child("subnetID"), p.SubnetID, subnetResourceType, subscriptionID)

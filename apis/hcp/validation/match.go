@@ -11,9 +11,9 @@ import (
 // those expressions took 1.3 % of the server's CPU in a round of 100,000 creates and gets, and 45 % of
 // validating a cluster (BenchmarkValidateHCPCluster: 18.5 us with them, 10.6 without).
 
-// isUUID accepts the 36-character form of a UUID only, as Azure writes them, not the braced or URN forms
-// uuid.Parse also takes.
-func isUUID(value string) bool {
+// IsUUID accepts the 36-character form of a UUID only, as Azure and HyperShift write them, not the braced
+// or URN forms uuid.Parse also takes.
+func IsUUID(value string) bool {
 	_, err := uuid.Parse(value)
 	return err == nil && len(value) == 36
 }

@@ -14,7 +14,7 @@ func TestChecksAcceptWhatTheirExpressionsAccept(t *testing.T) {
 		expression string
 		check      func(string) bool
 	}{
-		{`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`, isUUID},
+		{`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`, IsUUID},
 		{`^[a-z]([-a-z0-9]*[a-z0-9])?$`, isLowercaseName},
 		{`^[a-z0-9]+$`, isLowercaseAlphanumeric},
 		{`^[-\p{L}\p{N}_.()]+$`, isResourceGroupName},

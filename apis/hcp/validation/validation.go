@@ -115,7 +115,7 @@ func validateUUID(fldPath *field.Path, value string) field.ErrorList {
 	if value == "" {
 		return field.ErrorList{field.Required(fldPath, "must be a UUID such as 00000000-0000-0000-0000-000000000000")}
 	}
-	if !isUUID(value) {
+	if !IsUUID(value) {
 		return field.ErrorList{field.Invalid(fldPath, value, "must be a UUID such as 00000000-0000-0000-0000-000000000000")}
 	}
 	return nil
@@ -215,7 +215,7 @@ func validateARMID(fldPath *field.Path, id, resourceType, subscriptionID string)
 	if !ok {
 		return field.ErrorList{field.Invalid(fldPath, id, msg())}
 	}
-	if !isUUID(subscription) {
+	if !IsUUID(subscription) {
 		return field.ErrorList{field.Invalid(fldPath, id, "the subscription in the ID must be a UUID; "+msg())}
 	}
 	if subscriptionID != "" && !strings.EqualFold(subscription, subscriptionID) {
