@@ -6,40 +6,35 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
 
+	"github.com/aro-hcp/hcp-apiserver/pkg/storagecompression"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
 	"github.com/aro-hcp/hcp-apiserver/test/framework"
 )
 
-// protobufMagic begins every value kube's protobuf serializer writes; zstdMagic every zstd frame.
-var protobufMagic, zstdMagic = []byte("k8s\x00"), []byte{0x28, 0xb5, 0x2f, 0xfd}
+// protobufMagic begins every value kube's protobuf serializer writes; s2Magic and zstdMagic a value compressed
+// with S2 against a built-in dictionary and a zstd frame.
+var protobufMagic, s2Magic, zstdMagic = []byte("k8s\x00"), []byte("hcs2"), []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// decompressed is value, decompressed if it is a zstd frame.
+// decompressed is value as the server reads it, decompressed if it is compressed.
 func decompressed(t *testing.T, value []byte) []byte {
 	t.Helper()
-	if !bytes.HasPrefix(value, zstdMagic) {
-		return value
-	}
-	decoder, err := zstd.NewReader(nil)
+	plain, _, err := storagecompression.Transformer(identity.NewEncryptCheckTransformer(), storagecompression.None).
+		TransformFromStorage(context.Background(), value, nil)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer decoder.Close()
-	plain, err := decoder.DecodeAll(value, nil)
-	if err != nil {
-		t.Fatalf("the value stored as zstd does not decompress: %v", err)
+		t.Fatalf("the value stored as %.8q does not decompress: %v", value, err)
 	}
 	return plain
 }
 
 // TestObjectsAreStoredAsProtobufAndJSONStillReads: --storage-media-type decides how objects are written
-// (protobuf by default) and --storage-compression whether they are compressed (with zstd by default), and
-// objects a server wrote as JSON, uncompressed, still read after the switch, and are written as compressed
-// protobuf on their next write.
+// (protobuf by default) and --storage-compression how they are compressed (with S2 by default), and
+// objects a server wrote as JSON, uncompressed, or with zstd still read after the switch, and are written as
+// protobuf compressed with S2 on their next write.
 func TestObjectsAreStoredAsProtobufAndJSONStillReads(t *testing.T) {
 	ctx := context.Background()
 	etcd := framework.StartEtcd(t)
@@ -64,19 +59,31 @@ func TestObjectsAreStoredAsProtobufAndJSONStillReads(t *testing.T) {
 		return nil
 	}
 
-	first, err := framework.StartInProcessServer(ctx, t.TempDir(), framework.InProcessOptions{Args: []string{servers, "--storage-media-type=application/json", "--storage-compression=none"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := first.Client.HcpV1alpha1().HCPClusters("default").Create(ctx, fixtures.HCPCluster("default", "old"), metav1.CreateOptions{}); err != nil {
-		first.Stop()
-		t.Fatal(err)
-	}
-	if err := first.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	if value := stored("old"); !bytes.HasPrefix(value, []byte(`{"kind":"HCPCluster"`)) {
-		t.Fatalf("with --storage-media-type=application/json the cluster is stored as %.40q, want JSON", value)
+	// Servers of before: one writing JSON, uncompressed, one writing protobuf compressed with zstd.
+	for _, before := range []struct {
+		name  string
+		args  []string
+		check func(value []byte) bool
+	}{
+		{"old", []string{"--storage-media-type=application/json", "--storage-compression=none"}, func(v []byte) bool { return bytes.HasPrefix(v, []byte(`{"kind":"HCPCluster"`)) }},
+		{"zstd", []string{"--storage-compression=zstd"}, func(v []byte) bool {
+			return bytes.HasPrefix(v, zstdMagic) && bytes.HasPrefix(decompressed(t, v), protobufMagic)
+		}},
+	} {
+		server, err := framework.StartInProcessServer(ctx, t.TempDir(), framework.InProcessOptions{Args: append([]string{servers}, before.args...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := server.Client.HcpV1alpha1().HCPClusters("default").Create(ctx, fixtures.HCPCluster("default", before.name), metav1.CreateOptions{}); err != nil {
+			server.Stop()
+			t.Fatal(err)
+		}
+		if err := server.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if value := stored(before.name); !before.check(value) {
+			t.Fatalf("with %v the cluster is stored as %.40q", before.args, value)
+		}
 	}
 
 	second, err := framework.StartInProcessServer(ctx, t.TempDir(), framework.InProcessOptions{Args: []string{servers}})
@@ -88,17 +95,20 @@ func TestObjectsAreStoredAsProtobufAndJSONStillReads(t *testing.T) {
 	if _, err := clusters.Create(ctx, fixtures.HCPCluster("default", "new"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if value := stored("new"); !bytes.HasPrefix(value, zstdMagic) || !bytes.HasPrefix(decompressed(t, value), protobufMagic) {
-		t.Errorf("by default a new cluster is stored as %.40q, want protobuf compressed with zstd", value)
+	if value := stored("new"); !bytes.HasPrefix(value, s2Magic) || !bytes.HasPrefix(decompressed(t, value), protobufMagic) {
+		t.Errorf("by default a new cluster is stored as %.40q, want protobuf compressed with S2", value)
+	} else {
+		t.Logf("a new cluster: %d bytes of protobuf stored in %d", len(decompressed(t, value)), len(value))
 	}
-	old, err := clusters.Get(ctx, "old", metav1.GetOptions{})
-	if err != nil || old.Spec.Platform.SubnetID == "" {
-		t.Fatalf("the cluster stored as JSON does not read: %v %+v", err, old)
+	for _, name := range []string{"old", "zstd"} {
+		if c, err := clusters.Get(ctx, name, metav1.GetOptions{}); err != nil || c.Spec.Platform.SubnetID == "" {
+			t.Fatalf("the cluster %s stored before does not read: %v %+v", name, err, c)
+		}
 	}
 	if _, err := clusters.Patch(ctx, "old", types.MergePatchType, []byte(`{"metadata":{"labels":{"rewritten":"true"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if value := stored("old"); !bytes.HasPrefix(value, zstdMagic) || !bytes.HasPrefix(decompressed(t, value), protobufMagic) {
-		t.Errorf("after its next write the cluster stored as JSON is stored as %.40q, want protobuf compressed with zstd", value)
+	if value := stored("old"); !bytes.HasPrefix(value, s2Magic) || !bytes.HasPrefix(decompressed(t, value), protobufMagic) {
+		t.Errorf("after its next write the cluster stored as JSON is stored as %.40q, want protobuf compressed with S2", value)
 	}
 }

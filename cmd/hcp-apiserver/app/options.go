@@ -75,7 +75,7 @@ type Options struct {
 	Controllers ControllerOptions
 	// JSONListCacheMegabytes bounds the JSON of listed objects kept between lists, compressed; 0 keeps none.
 	JSONListCacheMegabytes int
-	// StorageCompression is how objects are compressed in etcd: "zstd" or "none".
+	// StorageCompression is how objects are compressed in etcd: "s2", "zstd" or "none".
 	StorageCompression string
 }
 
@@ -89,7 +89,7 @@ func NewOptions() *Options {
 		MaxBreakglassCredentialsPerCluster: 10,
 		RequestTimeout:                     time.Minute,
 		JSONListCacheMegabytes:             1024,
-		StorageCompression:                 "zstd",
+		StorageCompression:                 string(storagecompression.S2),
 		Versions:                           NewVersionOptions(),
 		Maestro:                            MaestroOptions{Source: DefaultSource, BindAddress: "0.0.0.0:8883", LivenessInterval: time.Minute, LivenessTimeout: 3 * time.Minute},
 		Controllers: ControllerOptions{
@@ -125,7 +125,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs.IntVar(&o.JSONListCacheMegabytes, "json-list-cache-megabytes", o.JSONListCacheMegabytes,
 		"How many megabytes the server keeps of listed objects' JSON, compressed, per object version, so that the next JSON list copies the objects that did not change instead of encoding them again. What no list read for 20 minutes is freed. 0 keeps none.")
 	fs.StringVar(&o.StorageCompression, "storage-compression", o.StorageCompression,
-		"How objects are compressed in etcd: zstd or none. Objects are read compressed or not either way, and written in the new way on their next write. Resources encrypted by --encryption-provider-config are written uncompressed.")
+		"How objects are compressed in etcd: s2 (against a dictionary of what objects share, built into the server), zstd or none. Objects are read compressed either way or not at all, and written in the new way on their next write. Resources encrypted by --encryption-provider-config are written uncompressed.")
 	o.Versions.AddFlags(fss.FlagSet("versions"))
 	o.Maestro.AddFlags(fss.FlagSet("maestro"))
 	o.Controllers.AddFlags(fss.FlagSet("controllers"))
@@ -246,8 +246,8 @@ func (o *CompletedOptions) Validate() error {
 	if o.RequestTimeout < 2*time.Second {
 		errs = append(errs, fmt.Errorf("--request-timeout must be at least 2s"))
 	}
-	if o.StorageCompression != "zstd" && o.StorageCompression != "none" {
-		errs = append(errs, fmt.Errorf("--storage-compression must be zstd or none, not %q", o.StorageCompression))
+	if !slices.Contains(storagecompression.Methods, storagecompression.Method(o.StorageCompression)) {
+		errs = append(errs, fmt.Errorf("--storage-compression must be one of %v, not %q", storagecompression.Methods, o.StorageCompression))
 	}
 	if o.JSONListCacheMegabytes < 0 {
 		errs = append(errs, fmt.Errorf("--json-list-cache-megabytes must be 0 (no cache) or more"))
@@ -319,7 +319,7 @@ func (o *CompletedOptions) Config() (*apiserver.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.RESTOptionsGetter = storagecompression.RESTOptionsGetter(cfg.RESTOptionsGetter, o.StorageCompression == "zstd")
+	cfg.RESTOptionsGetter = storagecompression.RESTOptionsGetter(cfg.RESTOptionsGetter, storagecompression.Method(o.StorageCompression))
 	// A GET that must see every write before it reads the object from the watch cache when it is current.
 	cfg.RESTOptionsGetter = freshget.RESTOptionsGetter(cfg.RESTOptionsGetter, etcdClient)
 	// On SIGTERM: drain the requests in flight, then give the connections 2s to close. Without this the
