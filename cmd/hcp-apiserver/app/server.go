@@ -75,7 +75,7 @@ once it is ready to serve. Otherwise it runs aggregated behind kube-apiserver.`,
 		}
 		return plainUsage(c)
 	})
-	cmd.AddCommand(newAgentBundleCommand())
+	cmd.AddCommand(newAgentBundleCommand(), newDecodeStoredCommand())
 	return cmd
 }
 
