@@ -206,7 +206,7 @@ func metaAccessor(obj runtime.Object) (metav1.Object, error) {
 	return o, nil
 }
 
-// fieldsOf is the FieldsV1 of a manager that set every field of obj's spec and metadata's labels:
+// fieldsOf is the FieldsV1 of a manager that set every field of obj's spec:
 // {"f:spec":{".":{},"f:field":{}...}}, as managed fields write them.
 func fieldsOf(obj runtime.Object) ([]byte, error) {
 	data, err := json.Marshal(obj)

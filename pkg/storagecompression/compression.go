@@ -210,8 +210,11 @@ func decompressS2(data []byte) ([]byte, error) {
 	}
 	block := data[s2Header:]
 	n, err := s2.DecodedLen(block)
-	if err != nil || n > maxDecompressed {
-		return nil, fmt.Errorf("a value stored with S2 is corrupt: it claims to hold %d bytes (%v)", n, err)
+	if err != nil {
+		return nil, fmt.Errorf("a value stored with S2 is corrupt: %w", err)
+	}
+	if n > maxDecompressed {
+		return nil, fmt.Errorf("a value stored with S2 is corrupt: it claims to hold %d bytes, more than any object", n)
 	}
 	decompressed, err := d.Decode(make([]byte, n), block)
 	if err != nil {

@@ -133,6 +133,8 @@ func TestCorruptValueIsAnError(t *testing.T) {
 		{"a truncated S2 block", string(s2Stored[:len(s2Stored)/2]), "S2"},
 		{"an S2 value with a byte changed", string(flipped), "checksum"},
 		{"a header alone", string(s2Stored[:6]), "shorter than its header"},
+		{"a block that claims 100 MiB", "hcs2\x01\x00\x00\x00\x00\x80\x80\x80\x32", "claims to hold 104857600 bytes"},
+		{"a block whose length is no number", "hcs2\x01\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", "corrupt"},
 		{"a value of a newer server's dictionary", string(otherDictionary), "dictionary 200"},
 	} {
 		_, _, err := storagecompression.Transformer(identity.NewEncryptCheckTransformer(), storagecompression.S2).
