@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/s2"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -178,7 +179,7 @@ func armID(resourceType, name string) string {
 // stored is obj as the server writes it to etcd before compression: with a UID, a creation time, the
 // managed fields of a create, in protobuf.
 func stored(obj runtime.Object) ([]byte, error) {
-	accessor, err := metaAccessor(obj)
+	accessor, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -198,23 +199,11 @@ func stored(obj runtime.Object) ([]byte, error) {
 	return runtime.Encode(apiserver.Codecs.EncoderForVersion(info.Serializer, v1alpha1.SchemeGroupVersion), obj)
 }
 
-func metaAccessor(obj runtime.Object) (metav1.Object, error) {
-	o, ok := obj.(metav1.Object)
-	if !ok {
-		return nil, fmt.Errorf("%T has no object meta", obj)
-	}
-	return o, nil
-}
-
 // fieldsOf is the FieldsV1 of a manager that set every field of obj's spec:
 // {"f:spec":{".":{},"f:field":{}...}}, as managed fields write them.
 func fieldsOf(obj runtime.Object) ([]byte, error) {
-	data, err := json.Marshal(obj)
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		return nil, err
-	}
-	var content map[string]any
-	if err := json.Unmarshal(data, &content); err != nil {
 		return nil, err
 	}
 	set := map[string]any{}
