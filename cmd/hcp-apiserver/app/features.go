@@ -3,6 +3,7 @@ package app
 import (
 	"k8s.io/apiserver/pkg/features"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
 )
 
 // The watch cache's snapshots (k8s.io/apiserver's ListFromCacheSnapshot, beta and on since 1.34) let it
@@ -14,8 +15,16 @@ import (
 // turns the snapshots off by default: those pages are read from etcd, as kube-apiserver read them before
 // 1.34. A list of the current state (no continue token, no exact resource version) is served from the
 // cache either way. --feature-gates=ListFromCacheSnapshot=true turns the snapshots back on.
+//
+// The storage's size estimates (SizeBasedListCostEstimate, beta and on since 1.34) keep, for every object
+// of every resource, its key and the size of its value, updated on every event, and rebuild that map each
+// minute from all the watch cache's keys: about 18 MB of the live heap at 100,000 clusters. Only API Priority
+// and Fairness reads them, to weigh a list, and hcp-apiserver does not run it (it limits requests in flight);
+// without them the storage counts each resource's objects in etcd once a minute, as it did before 1.34.
 func init() {
-	if err := utilfeature.DefaultMutableFeatureGate.OverrideDefault(features.ListFromCacheSnapshot, false); err != nil {
-		panic(err)
+	for _, gate := range []featuregate.Feature{features.ListFromCacheSnapshot, features.SizeBasedListCostEstimate} {
+		if err := utilfeature.DefaultMutableFeatureGate.OverrideDefault(gate, false); err != nil {
+			panic(err)
+		}
 	}
 }
