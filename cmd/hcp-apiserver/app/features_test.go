@@ -8,7 +8,7 @@ import (
 	"k8s.io/component-base/featuregate"
 )
 
-// hcp-apiserver turns off two of k8s.io/apiserver's defaults that cost it memory for nothing it uses
+// hcp-apiserver turns off two of k8s.io/apiserver's defaults that cost it memory for what it does without
 // (features.go), and --feature-gates still turns each back on.
 func TestGatesOffByDefault(t *testing.T) {
 	for gate, why := range map[featuregate.Feature]string{
