@@ -3,14 +3,17 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/test/fixtures"
@@ -203,4 +206,96 @@ func TestCreateRecordsTheARMOperationItAsksFor(t *testing.T) {
 			t.Errorf("an update asking for an operation: %v, want Invalid on the annotation", err)
 		}
 	})
+}
+
+// TestCreateRequiresItsSubscriptionAsChecked: a create carrying hcp.aro.azure.com/arm-subscription-version
+// beside its operation is written only while the operation's ARMSubscription is at that resourceVersion,
+// and otherwise refused with 409 Conflict naming the subscription, writing nothing; the annotation is never
+// stored, and is refused anywhere but beside an operation on a create.
+func TestCreateRequiresItsSubscriptionAsChecked(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	hcp := client().HcpV1alpha1()
+	subscriptionID := uuid.NewString()
+	sub, err := hcp.ARMSubscriptions().Create(ctx, &v1alpha1.ARMSubscription{
+		ObjectMeta: metav1.ObjectMeta{Name: subscriptionID},
+		Spec:       v1alpha1.ARMSubscriptionSpec{State: v1alpha1.ARMSubscriptionRegistered},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = hcp.ARMSubscriptions().Delete(context.Background(), subscriptionID, metav1.DeleteOptions{})
+	})
+	// Its controller writes its status once after the create; the version to require is the one after.
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, wait.ForeverTestTimeout, true, func(ctx context.Context) (bool, error) {
+		sub, err = hcp.ARMSubscriptions().Get(ctx, subscriptionID, metav1.GetOptions{})
+		return err == nil && sub.Status.ObservedGeneration == sub.Generation, err
+	}); err != nil {
+		t.Fatalf("the subscription's status: %v", err)
+	}
+	asChecked := func(t *testing.T, name, opName, version string) *v1alpha1.HCPCluster {
+		cluster := fixtures.HCPCluster(ns, name)
+		cluster.Annotations = operationAnnotation(t, opName, subscriptionID)
+		cluster.Annotations[v1alpha1.ARMSubscriptionVersionAnnotation] = version
+		return cluster
+	}
+
+	opName := uuid.NewString()
+	t.Cleanup(func() { _ = hcp.ARMOperations().Delete(context.Background(), opName, metav1.DeleteOptions{}) })
+	created, err := hcp.HCPClusters(ns).Create(ctx, asChecked(t, "dev", opName, sub.ResourceVersion), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a create requiring the subscription at its current version: %v", err)
+	}
+	if _, ok := created.Annotations[v1alpha1.ARMSubscriptionVersionAnnotation]; ok {
+		t.Errorf("the created cluster carries the annotation: %v", created.Annotations)
+	}
+	for _, entry := range created.ManagedFields {
+		if entry.FieldsV1 != nil && strings.Contains(string(entry.FieldsV1.Raw), v1alpha1.ARMSubscriptionVersionAnnotation) {
+			t.Errorf("%s owns the annotation, which was never stored: %s", entry.Manager, entry.FieldsV1.Raw)
+		}
+	}
+	writtenWith(t, opName, created)
+
+	sub.Spec.State = v1alpha1.ARMSubscriptionSuspended
+	if _, err := hcp.ARMSubscriptions().Update(ctx, sub, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	staleOp := uuid.NewString()
+	_, err = hcp.HCPClusters(ns).Create(ctx, asChecked(t, "late", staleOp, sub.ResourceVersion), metav1.CreateOptions{})
+	var status apierrors.APIStatus
+	if !apierrors.IsConflict(err) || !errors.As(err, &status) || status.Status().Details == nil ||
+		status.Status().Details.Kind != "armsubscriptions" || status.Status().Details.Name != subscriptionID ||
+		!strings.Contains(err.Error(), sub.ResourceVersion) {
+		t.Errorf("a create requiring the subscription at a version it has left: %v, want Conflict on armsubscriptions %s naming the version",
+			err, subscriptionID)
+	}
+	if _, err := hcp.HCPClusters(ns).Get(ctx, "late", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused cluster: %v, want NotFound", err)
+	}
+	if _, err := hcp.ARMOperations().Get(ctx, staleOp, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused create's operation: %v, want NotFound", err)
+	}
+
+	for value, want := range map[string]func(error) bool{"abc": apierrors.IsBadRequest, "0": apierrors.IsBadRequest} {
+		_, err := hcp.HCPClusters(ns).Create(ctx, asChecked(t, "bad", uuid.NewString(), value), metav1.CreateOptions{})
+		if !want(err) || !strings.Contains(err.Error(), "metadata.annotations[hcp.aro.azure.com/arm-subscription-version]") {
+			t.Errorf("a version of %q: %v, want BadRequest naming the annotation", value, err)
+		}
+	}
+	alone := fixtures.HCPCluster(ns, "alone")
+	alone.Annotations = map[string]string{v1alpha1.ARMSubscriptionVersionAnnotation: sub.ResourceVersion}
+	if _, err := hcp.HCPClusters(ns).Create(ctx, alone, metav1.CreateOptions{}); !apierrors.IsInvalid(err) ||
+		!strings.Contains(err.Error(), "metadata.annotations[hcp.aro.azure.com/arm-subscription-version]") {
+		t.Errorf("the annotation without an operation: %v, want Invalid naming it", err)
+	}
+	update, err := hcp.HCPClusters(ns).Get(ctx, "dev", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	update.Annotations = map[string]string{v1alpha1.ARMSubscriptionVersionAnnotation: sub.ResourceVersion}
+	if _, err := hcp.HCPClusters(ns).Update(ctx, update, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) ||
+		!strings.Contains(err.Error(), "metadata.annotations[hcp.aro.azure.com/arm-subscription-version]") {
+		t.Errorf("an update carrying the annotation: %v, want Invalid naming it", err)
+	}
 }

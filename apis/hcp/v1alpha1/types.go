@@ -125,3 +125,10 @@ const ExperimentalFeaturesAnnotation = "hcp.aro.azure.com/experimental-features"
 // in the create's own write, following the new object: the ARM frontend records a create's operation so.
 // The caller must be allowed to create ARMOperations. The annotation is never stored.
 const ARMOperationAnnotation = "hcp.aro.azure.com/arm-operation"
+
+// ARMSubscriptionVersionAnnotation, beside ARMOperationAnnotation, holds the resourceVersion of the
+// operation's ARMSubscription at which the caller found the subscription's state to allow the create: the
+// server writes the create only while the subscription is still at that version, in the same write, and
+// answers 409 Conflict (for armsubscriptions) otherwise. The ARM frontend so checks a subscription from its
+// cache and still never creates in a subscription whose state ARM has just changed. Never stored.
+const ARMSubscriptionVersionAnnotation = "hcp.aro.azure.com/arm-subscription-version"

@@ -83,6 +83,10 @@ func putOnce[T any](f *Frontend, k *kind[T], req *request) error {
 	var existing T
 	found := false
 	if req.freshReads {
+		// What follows may replace the resource, a write the server does not check the subscription for.
+		if err := f.confirmSubscription(req); err != nil {
+			return err
+		}
 		if existing, found, err = k.getResource(req, res); err != nil {
 			return err
 		}
@@ -228,6 +232,7 @@ func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResourc
 		if err := attachOperation(meta, op); err != nil {
 			return apiError(req.logger, err, res)
 		}
+		requireSubscription(req, meta)
 		written, err = k.create(req.ctx, obj, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) && !req.freshReads {
 			req.freshReads = true // the name is taken: this is a replace
@@ -240,6 +245,13 @@ func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResourc
 				return err
 			}
 			written, err = k.create(req.ctx, obj, metav1.CreateOptions{})
+		}
+		if subscriptionChanged(err) {
+			// ARM changed the subscription since the cache read it: refused as it is now, or created again.
+			if err := f.confirmSubscription(req); err != nil {
+				return err
+			}
+			return errStale
 		}
 		if apierrors.IsNotFound(err) {
 			// The resource's namespace is the service's to provide, not the caller's fault.

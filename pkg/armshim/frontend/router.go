@@ -89,6 +89,9 @@ type request struct {
 	body       []byte
 	// subscription is the caller's subscription on a gated route.
 	subscription *hcpv1alpha1.ARMSubscription
+	// subscriptionFromCache: the subscription was read from the informer's cache (a PUT's, Registered),
+	// not from the API (see Frontend.subscription).
+	subscriptionFromCache bool
 	// tenantID is x-ms-home-tenant-id, or the subscription's tenant when ARM left it out.
 	tenantID string
 	// freshReads makes a PUT read its object (from etcd) before it writes, once a create without that

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/retry"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/conversion"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
 	"github.com/aro-hcp/hcp-apiserver/pkg/breakglass"
+	hcplisters "github.com/aro-hcp/hcp-apiserver/pkg/generated/listers/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/test/armschema"
 	"github.com/aro-hcp/hcp-apiserver/test/framework"
 )
@@ -426,4 +428,96 @@ func operationFromURL(t *testing.T, s *framework.InProcessServer, raw string) *h
 		t.Fatal(err)
 	}
 	return op
+}
+
+// A PUT that finds its subscription Registered in the informer's cache creates without reading it from the
+// API, and the server writes that create only while the subscription is at the version the cache holds.
+// So once ARM has changed the state through another replica, a PUT is refused as the new state says and
+// writes nothing, however stale this replica's cache; and a state that allows the create again lets it
+// through, though the cache's version is old.
+func TestCreateRequiresTheSubscriptionAsCached(t *testing.T) {
+	s := startServer(t)
+	ctx := t.Context()
+	subscriptions := s.Client.HcpV1alpha1().ARMSubscriptions()
+	registered, err := subscriptions.Create(ctx, subscription(hcpv1alpha1.ARMSubscriptionRegistered), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	if err := indexer.Add(registered); err != nil {
+		t.Fatal(err)
+	}
+	f, err := New(Config{Client: s.Client, Location: "eastus", Subscriptions: hcplisters.NewARMSubscriptionLister(indexer)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := "?api-version=" + testAPI
+	clusterPath := func(name string) string {
+		return testRGPath + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/" + name
+	}
+	ns := names.Namespace(testSub, "Dev-RG")
+	setState := func(state hcpv1alpha1.ARMSubscriptionState) {
+		t.Helper()
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			current, err := subscriptions.Get(ctx, registered.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			current.Spec.State = state
+			_, err = subscriptions.Update(ctx, current, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// written tells whether the cluster name exists, and how many operations follow a cluster of that name.
+	written := func(name string) (bool, int) {
+		t.Helper()
+		_, err := s.Client.HcpV1alpha1().HCPClusters(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		ops, lerr := s.Client.HcpV1alpha1().ARMOperations().List(ctx, metav1.ListOptions{})
+		if lerr != nil {
+			t.Fatal(lerr)
+		}
+		following := 0
+		for _, op := range ops.Items {
+			if op.Spec.Target.Namespace == ns && op.Spec.Target.Name == name {
+				following++
+			}
+		}
+		return err == nil, following
+	}
+
+	if rec := call(f, "PUT", clusterPath("alpha")+q, clusterBody("alpha", "10.128.0.0/14")); rec.Code != 201 {
+		t.Fatalf("PUT with the subscription Registered in the cache and the API: %d %s", rec.Code, rec.Body)
+	}
+
+	setState(hcpv1alpha1.ARMSubscriptionSuspended)
+	if rec := call(f, "PUT", clusterPath("beta")+q, clusterBody("beta", "10.128.0.0/14")); rec.Code != 409 ||
+		cloudError(t, rec).Code != CodeInvalidSubscriptionState || !strings.Contains(rec.Body.String(), "'Suspended'") {
+		t.Errorf("PUT of a new cluster once the subscription was Suspended, the cache still Registered: %d %s, want 409 %s for Suspended",
+			rec.Code, rec.Body, CodeInvalidSubscriptionState)
+	}
+	if exists, ops := written("beta"); exists || ops != 0 {
+		t.Errorf("the refused PUT wrote the cluster (%v) or %d operations", exists, ops)
+	}
+	// A replace is no create: it reads the subscription from the API before it writes.
+	if rec := call(f, "PUT", clusterPath("alpha")+q, clusterBody("alpha", "10.128.0.0/14")); rec.Code != 409 ||
+		cloudError(t, rec).Code != CodeInvalidSubscriptionState {
+		t.Errorf("PUT replacing a cluster once the subscription was Suspended, the cache still Registered: %d %s, want 409 %s",
+			rec.Code, rec.Body, CodeInvalidSubscriptionState)
+	}
+	if _, ops := written("alpha"); ops != 1 {
+		t.Errorf("%d operations follow alpha, want its create's only", ops)
+	}
+
+	setState(hcpv1alpha1.ARMSubscriptionRegistered)
+	if rec := call(f, "PUT", clusterPath("gamma")+q, clusterBody("gamma", "10.128.0.0/14")); rec.Code != 201 {
+		t.Errorf("PUT once the subscription is Registered again, the cache at an older version: %d %s, want 201", rec.Code, rec.Body)
+	}
+	if exists, ops := written("gamma"); !exists || ops != 1 {
+		t.Errorf("the PUT wrote the cluster (%v) and %d operations, want both and one", exists, ops)
+	}
 }

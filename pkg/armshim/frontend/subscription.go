@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
@@ -16,8 +17,14 @@ import (
 // checkSubscription lets a request through as the subscription's state allows: Registered for
 // everything, Warned and Suspended for reads and deletes only, nothing else.
 func (f *Frontend) checkSubscription(req *request) error {
+	name := strings.ToLower(req.vars["sub"])
+	s, err := f.subscription(req, name)
+	return admitSubscription(req, s, err)
+}
+
+// admitSubscription lets the request through as the subscription s, as read, allows.
+func admitSubscription(req *request, s *hcpv1alpha1.ARMSubscription, err error) error {
 	sub := req.vars["sub"]
-	s, err := f.subscription(req, strings.ToLower(sub))
 	if apierrors.IsNotFound(err) {
 		return unregistered(sub)
 	}
@@ -35,17 +42,58 @@ func (f *Frontend) checkSubscription(req *request) error {
 }
 
 // subscription reads a subscription from the informer's cache when there is one and the request only
-// reads: every request checks its subscription, and states change seldom. A request that writes reads
-// the subscription from the API, a quorum read of etcd, so that it sees every subscription state ARM
-// was told was stored, through whichever replica of the shim stored it. A miss of the cache asks the
-// API too, for a subscription registered a moment ago.
+// reads: every request checks its subscription, and states change seldom. A request that writes must see
+// every subscription state ARM was told was stored, through whichever replica of the shim stored it, so
+// it reads the subscription from the API, a quorum read of etcd; except a PUT, which tries a create first,
+// when the cache has the subscription Registered: the create carries the version it was read at, and the
+// server writes it only while the subscription is still at that version (requireSubscription); any other
+// write of the request reads the subscription from the API first (confirmSubscription). A miss of the
+// cache asks the API too, for a subscription registered a moment ago.
 func (f *Frontend) subscription(req *request, name string) (*hcpv1alpha1.ARMSubscription, error) {
-	if f.subs != nil && req.r.Method == http.MethodGet {
+	if f.subs != nil {
 		if s, err := f.subs.Get(name); err == nil {
-			return s, nil
+			switch {
+			case req.r.Method == http.MethodGet:
+				return s, nil
+			case req.r.Method == http.MethodPut && s.Spec.State == hcpv1alpha1.ARMSubscriptionRegistered && s.ResourceVersion != "":
+				req.subscriptionFromCache = true
+				return s, nil
+			}
 		}
 	}
 	return f.client.HcpV1alpha1().ARMSubscriptions().Get(req.ctx, name, metav1.GetOptions{})
+}
+
+// confirmSubscription reads the subscription from the API, and checks its state again, when the request
+// read it from the cache: before a write that does not require it unchanged, or once a create that did
+// found it changed.
+func (f *Frontend) confirmSubscription(req *request) error {
+	if !req.subscriptionFromCache {
+		return nil
+	}
+	req.subscriptionFromCache = false
+	s, err := f.client.HcpV1alpha1().ARMSubscriptions().Get(req.ctx, strings.ToLower(req.vars["sub"]), metav1.GetOptions{})
+	return admitSubscription(req, s, err)
+}
+
+// requireSubscription has the create of obj written only while the subscription is at the version the
+// request read it at from the cache (hcp.aro.azure.com/arm-subscription-version, beside the operation).
+func requireSubscription(req *request, obj metav1.Object) {
+	if req.subscriptionFromCache {
+		obj.SetAnnotations(labels.Merge(obj.GetAnnotations(),
+			map[string]string{hcpv1alpha1.ARMSubscriptionVersionAnnotation: req.subscription.ResourceVersion}))
+	}
+}
+
+// subscriptionChanged tells the server's refusal of a create that required the subscription unchanged.
+func subscriptionChanged(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	s := status.Status()
+	return s.Reason == metav1.StatusReasonConflict && s.Details != nil &&
+		s.Details.Group == hcpv1alpha1.SchemeGroupVersion.Group && s.Details.Kind == "armsubscriptions"
 }
 
 // subscriptionAllows is the frontend's table of subscription states.

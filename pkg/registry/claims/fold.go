@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,7 +31,8 @@ import (
 // when any is held already the transaction changes nothing and the create fails with ErrClaimed, for the
 // caller to claim each value the slow way (Take), which decides on the holders found, and create again.
 // The same transaction writes the objects of other resources a create brings along (WriteWith), such as
-// the ARM operation that follows a cluster's create.
+// the ARM operation that follows a cluster's create, and is written only while the objects it was checked
+// against are as they were (Require), such as the ARM subscription whose state allowed the create.
 
 // ErrClaimed says a create with claims wrote nothing because one of its values was claimed already.
 var ErrClaimed = errors.New("a value the object claims is claimed already")
@@ -48,6 +50,7 @@ type deferred struct {
 	value  []byte
 
 	companions []Companion
+	unchanged  []Unchanged
 }
 
 // Companion is an object of another resource that a create writes in its own transaction, where no
@@ -55,6 +58,14 @@ type deferred struct {
 type Companion struct {
 	Key   string
 	Value []byte
+}
+
+// Unchanged is an object of another resource that a create was checked against: the create is written
+// only while the object is still at Revision (its resourceVersion), and fails with Changed otherwise.
+type Unchanged struct {
+	Key      string
+	Revision int64
+	Changed  error
 }
 
 // InCreate returns ctx for a create whose store is decorated with WithClaimsInCreate: it writes the
@@ -88,6 +99,17 @@ func WriteWith(ctx context.Context, c Companion) bool {
 		return false
 	}
 	d.companions = append(d.companions, c)
+	return true
+}
+
+// Require has the create of ctx write its object only while u is unchanged, and reports whether it will:
+// false when ctx is not of a create whose store does that (InCreate).
+func Require(ctx context.Context, u Unchanged) bool {
+	d, ok := ctx.Value(deferredKey{}).(*deferred)
+	if !ok {
+		return false
+	}
+	d.unchanged = append(d.unchanged, u)
 	return true
 }
 
@@ -188,7 +210,7 @@ func (d authenticatedData) AuthenticatedData() []byte { return []byte(d) }
 // created only where nothing is, and decoded into out at the revision written.
 func (c *claimingStorage) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
 	d, ok := ctx.Value(deferredKey{}).(*deferred)
-	if !ok || len(d.keys)+len(d.companions) == 0 || ttl != 0 && len(d.companions) == 0 {
+	if !ok || len(d.keys)+len(d.companions)+len(d.unchanged) == 0 || ttl != 0 && len(d.companions)+len(d.unchanged) == 0 {
 		return c.Interface.Create(ctx, key, obj, out, ttl)
 	}
 	if ttl != 0 {
@@ -213,7 +235,7 @@ func (c *claimingStorage) Create(ctx context.Context, key string, obj, out runti
 	}
 	// Sized once: an etcd operation is a few hundred bytes, and every create builds these.
 	writes := 1 + len(d.keys) + len(d.companions)
-	conditions := append(make([]clientv3.Cmp, 0, writes), clientv3.Compare(clientv3.ModRevision(etcdKey), "=", 0))
+	conditions := append(make([]clientv3.Cmp, 0, writes+len(d.unchanged)), clientv3.Compare(clientv3.ModRevision(etcdKey), "=", 0))
 	puts := append(make([]clientv3.Op, 0, writes), clientv3.OpPut(etcdKey, string(stored)))
 	holder := string(d.value)
 	for _, k := range d.keys {
@@ -224,18 +246,28 @@ func (c *claimingStorage) Create(ctx context.Context, key string, obj, out runti
 		conditions = append(conditions, clientv3.Compare(clientv3.CreateRevision(companion.Key), "=", 0))
 		puts = append(puts, clientv3.OpPut(companion.Key, string(companion.Value)))
 	}
+	// What failed is read in the same transaction: whether the object exists, and where each object the
+	// create was checked against is now.
+	failed := append(make([]clientv3.Op, 0, 1+len(d.unchanged)), clientv3.OpGet(etcdKey, clientv3.WithCountOnly()))
+	for _, u := range d.unchanged {
+		conditions = append(conditions, clientv3.Compare(clientv3.ModRevision(u.Key), "=", u.Revision))
+		failed = append(failed, clientv3.OpGet(u.Key, clientv3.WithKeysOnly()))
+	}
 	start := time.Now()
-	resp, err := c.client.Txn(ctx).If(conditions...).Then(puts...).Else(clientv3.OpGet(etcdKey, clientv3.WithCountOnly())).Commit()
+	resp, err := c.client.Txn(ctx).If(conditions...).Then(puts...).Else(failed...).Commit()
 	// Counted as the etcd3 store counts its creates (etcd_request_duration_seconds, etcd_requests_total).
 	metrics.RecordEtcdRequest("create", c.groupResource, err, start)
 	if err != nil {
 		return err
 	}
 	if !resp.Succeeded {
-		switch {
-		case resp.Responses[0].GetResponseRange().Count > 0:
+		if resp.Responses[0].GetResponseRange().Count > 0 {
 			return storage.NewKeyExistsError(etcdKey, 0)
-		case len(d.keys) > 0:
+		}
+		if err := changed(resp.Responses[1:], d.unchanged); err != nil {
+			return err
+		}
+		if len(d.keys) > 0 {
 			// Claimed values are the likely cause; a companion that exists shows when created again
 			// without them.
 			return ErrClaimed
@@ -249,4 +281,19 @@ func (c *claimingStorage) Create(ctx context.Context, key string, obj, out runti
 		return err
 	}
 	return storage.APIObjectVersioner{}.UpdateObject(out, uint64(resp.Header.Revision))
+}
+
+// changed returns the Changed error of the first object of unchanged that is no longer at its revision,
+// as the failed transaction read them (responses, in the same order).
+func changed(responses []*etcdserverpb.ResponseOp, unchanged []Unchanged) error {
+	for i, u := range unchanged {
+		var revision int64 // 0: the object is gone
+		if kvs := responses[i].GetResponseRange().Kvs; len(kvs) > 0 {
+			revision = kvs[0].ModRevision
+		}
+		if revision != u.Revision {
+			return u.Changed
+		}
+	}
+	return nil
 }

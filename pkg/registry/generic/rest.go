@@ -47,9 +47,10 @@ type BeginCreate func(ctx context.Context, obj runtime.Object, dryRun []string) 
 // when its object does.
 type OperationRecorder interface {
 	// Detach reads the operation that value asks for with a create of resource, and checks that the caller
-	// may create it. complete makes it follow the new object, once the object has its UID, and returns it
-	// checked, as its store writes it.
-	Detach(ctx context.Context, resource, value string) (name string, complete func(ctx context.Context, target metav1.Object) (claims.Companion, error), err error)
+	// may create it; subscriptionVersion, if not empty, is hcp.ARMSubscriptionVersionAnnotation's value.
+	// complete makes the operation follow the new object, once the object has its UID, and returns it
+	// checked, as its store writes it; it has the create's write require what subscriptionVersion says.
+	Detach(ctx context.Context, resource, value, subscriptionVersion string) (name string, complete func(ctx context.Context, target metav1.Object) (claims.Companion, error), err error)
 }
 
 // Create creates the object; the store's BeginCreate runs after validation and admission, so that a
@@ -95,7 +96,14 @@ func (r *REST) detachOperation(ctx context.Context, obj runtime.Object, createVa
 	}
 	annotations := accessor.GetAnnotations()
 	value, ok := annotations[hcpapi.ARMOperationAnnotation]
+	subscriptionVersion, versioned := annotations[hcpapi.ARMSubscriptionVersionAnnotation]
 	if !ok {
+		if versioned {
+			gk := schema.GroupKind{Group: hcpapi.GroupName, Kind: reflect.TypeOf(obj).Elem().Name()}
+			return "", nil, apierrors.NewInvalid(gk, accessor.GetName(), field.ErrorList{field.Forbidden(
+				field.NewPath("metadata", "annotations").Key(hcpapi.ARMSubscriptionVersionAnnotation),
+				"only beside "+hcpapi.ARMOperationAnnotation+", whose subscription it names the version of")})
+		}
 		return "", createValidation, nil
 	}
 	if r.operations == nil {
@@ -105,8 +113,9 @@ func (r *REST) detachOperation(ctx context.Context, obj runtime.Object, createVa
 			"only the create of an HCPCluster, a NodePool, an ExternalAuth or a BreakglassCredential records an ARM operation")})
 	}
 	delete(annotations, hcpapi.ARMOperationAnnotation)
+	delete(annotations, hcpapi.ARMSubscriptionVersionAnnotation)
 	accessor.SetAnnotations(annotations)
-	name, complete, err := r.operations.Detach(ctx, r.DefaultQualifiedResource.Resource, value)
+	name, complete, err := r.operations.Detach(ctx, r.DefaultQualifiedResource.Resource, value, subscriptionVersion)
 	if err != nil {
 		return "", nil, err
 	}

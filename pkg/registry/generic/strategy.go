@@ -59,10 +59,11 @@ func NewStrategy[T Object](typer runtime.ObjectTyper, kind Kind[T]) Strategy[T] 
 }
 
 var (
-	// The main resource resets status, and the ARM operation a create asks for, which is never stored
-	// (REST.Create): managed fields must not name it.
+	// The main resource resets status, and the ARM operation a create asks for and its subscription's
+	// version, which are never stored (REST.Create): managed fields must not name them.
 	mainResetPaths = fieldpath.NewSet(fieldpath.MakePathOrDie("status"),
-		fieldpath.MakePathOrDie("metadata", "annotations", hcpapi.ARMOperationAnnotation))
+		fieldpath.MakePathOrDie("metadata", "annotations", hcpapi.ARMOperationAnnotation),
+		fieldpath.MakePathOrDie("metadata", "annotations", hcpapi.ARMSubscriptionVersionAnnotation))
 	specPath = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))
 )
 
@@ -125,9 +126,11 @@ func (Strategy[T]) AllowUnconditionalUpdate(ctx context.Context) bool { return t
 
 func (s Strategy[T]) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
 	errs := s.kind.ValidateUpdate(obj.(T), old.(T))
-	if _, ok := obj.(T).GetAnnotations()[hcpapi.ARMOperationAnnotation]; ok {
-		errs = append(errs, field.Forbidden(field.NewPath("metadata", "annotations").Key(hcpapi.ARMOperationAnnotation),
-			"an ARM operation is recorded with a create only"))
+	for _, annotation := range []string{hcpapi.ARMOperationAnnotation, hcpapi.ARMSubscriptionVersionAnnotation} {
+		if _, ok := obj.(T).GetAnnotations()[annotation]; ok {
+			errs = append(errs, field.Forbidden(field.NewPath("metadata", "annotations").Key(annotation),
+				"an ARM operation is recorded with a create only"))
+		}
 	}
 	return errs
 }

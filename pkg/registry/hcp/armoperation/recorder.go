@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +32,8 @@ type Recorder struct {
 	strategy   hcpregistry.Strategy[*hcp.ARMOperation]
 	authorizer authorizer.Authorizer
 	storage    claims.Storage
+	// subscriptions is how ARMSubscriptions are stored: their keys, for a create that requires one unchanged.
+	subscriptions claims.Storage
 }
 
 var _ hcpregistry.OperationRecorder = &Recorder{}
@@ -41,17 +45,31 @@ func NewRecorder(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, a
 	if err != nil {
 		return nil, err
 	}
+	subscriptions, err := optsGetter.GetRESTOptions(hcp.Resource("armsubscriptions"), &hcp.ARMSubscription{})
+	if err != nil {
+		return nil, err
+	}
 	return &Recorder{scheme: scheme, strategy: NewStrategy(scheme), authorizer: authz,
-		storage: claims.NewStorage(opts.StorageConfig, opts.ResourcePrefix)}, nil
+		storage:       claims.NewStorage(opts.StorageConfig, opts.ResourcePrefix),
+		subscriptions: claims.NewStorage(subscriptions.StorageConfig, subscriptions.ResourcePrefix)}, nil
 }
 
-var annotationPath = field.NewPath("metadata", "annotations").Key(hcp.ARMOperationAnnotation)
+var (
+	annotationPath          = field.NewPath("metadata", "annotations").Key(hcp.ARMOperationAnnotation)
+	subscriptionVersionPath = field.NewPath("metadata", "annotations").Key(hcp.ARMSubscriptionVersionAnnotation)
+)
 
 // Detach implements hcpregistry.OperationRecorder.
-func (r *Recorder) Detach(ctx context.Context, resource, value string) (string, func(context.Context, metav1.Object) (claims.Companion, error), error) {
+func (r *Recorder) Detach(ctx context.Context, resource, value, subscriptionVersion string) (string, func(context.Context, metav1.Object) (claims.Companion, error), error) {
 	op, err := r.decode(value)
 	if err != nil {
 		return "", nil, apierrors.NewBadRequest(fmt.Sprintf("%s: not an ARMOperation: %v", annotationPath, err))
+	}
+	var version int64 // 0: the create requires nothing of the subscription
+	if subscriptionVersion != "" {
+		if version, err = strconv.ParseInt(subscriptionVersion, 10, 64); err != nil || version <= 0 {
+			return "", nil, apierrors.NewBadRequest(fmt.Sprintf("%s: %q is not a resourceVersion of an ARMSubscription", subscriptionVersionPath, subscriptionVersion))
+		}
 	}
 	if err := r.authorize(ctx, op.Name); err != nil {
 		return "", nil, err
@@ -73,9 +91,30 @@ func (r *Recorder) Detach(ctx context.Context, resource, value string) (string, 
 		if err != nil {
 			return claims.Companion{}, err
 		}
+		if version > 0 {
+			if err := r.requireSubscription(ctx, op.Spec.SubscriptionID, version); err != nil {
+				return claims.Companion{}, err
+			}
+		}
 		return claims.Companion{Key: key, Value: stored}, nil
 	}
 	return op.Name, complete, nil
+}
+
+// requireSubscription has the create of ctx written only while the ARMSubscription of subscriptionID is at
+// version: the caller found its state to allow the create at that version, perhaps from a cache.
+func (r *Recorder) requireSubscription(ctx context.Context, subscriptionID string, version int64) error {
+	name := strings.ToLower(subscriptionID) // as ARMSubscriptions are named
+	key, err := r.subscriptions.ClusterScopedKey(name)
+	if err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s: %v", annotationPath, err))
+	}
+	changed := apierrors.NewConflict(hcp.Resource("armsubscriptions"), name,
+		fmt.Errorf("it is no longer at resourceVersion %d, at which %s says its state allowed the create", version, subscriptionVersionPath))
+	if !claims.Require(ctx, claims.Unchanged{Key: key, Revision: version, Changed: changed}) {
+		return apierrors.NewInternalError(fmt.Errorf("the create cannot require its subscription unchanged"))
+	}
+	return nil
 }
 
 // decode reads value as a v1alpha1 ARMOperation, refusing fields it does not have, defaulted and converted

@@ -37,7 +37,7 @@ func TestRecorderAuthorizesAndWritesAsTheStore(t *testing.T) {
 	}
 	ctx := genericapirequest.WithUser(genericapirequest.WithNamespace(context.Background(), "ns"), &user.DefaultInfo{Name: "alice"})
 
-	_, _, err = r.Detach(ctx, "hcpclusters", operationValue)
+	_, _, err = r.Detach(ctx, "hcpclusters", operationValue, "")
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "no RBAC rule allows it") || !strings.Contains(err.Error(), hcp.ARMOperationAnnotation) {
 		t.Errorf("a caller who may not create operations: %v, want Forbidden naming the annotation and the reason", err)
 	}
@@ -48,7 +48,7 @@ func TestRecorderAuthorizesAndWritesAsTheStore(t *testing.T) {
 	}
 
 	allowed = authorizer.DecisionAllow
-	name, complete, err := r.Detach(ctx, "hcpclusters", operationValue)
+	name, complete, err := r.Detach(ctx, "hcpclusters", operationValue, "")
 	if err != nil || name != "0f8fad5b-d9cb-469f-a165-70867728950e" {
 		t.Fatalf("an allowed caller: %q, %v", name, err)
 	}
