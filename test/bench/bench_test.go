@@ -48,9 +48,16 @@ func TestBenchmarkReportsEveryFigure(t *testing.T) {
 	if arm := res.arm; arm == nil {
 		t.Errorf("no ARM row in\n%s", out.String())
 	} else {
-		if arm.clusters != 20 || arm.arm.perSecond() <= 0 || arm.api.perSecond() <= 0 || !(arm.ratio() > 0) || arm.arm.percentile(99) <= 0 {
-			t.Errorf("ARM row of %d clusters: %.1f PUTs/s, %.1f creates/s, ratio %v, p99 %v; want 20 clusters and every figure measured",
-				arm.clusters, arm.arm.perSecond(), arm.api.perSecond(), arm.ratio(), arm.arm.percentile(99))
+		if arm.clusters != 20 || arm.arm.perSecond() <= 0 || arm.api.perSecond() <= 0 || arm.fixture.perSecond() <= 0 ||
+			!(arm.ratio() > 0) || !(arm.fixtureRatio() > 0) || arm.arm.percentile(99) <= 0 {
+			t.Errorf("ARM row of %d clusters: %.1f PUTs/s, %.1f and %.1f creates/s, ratios %v and %v, p99 %v; want 20 clusters and every figure measured",
+				arm.clusters, arm.arm.perSecond(), arm.api.perSecond(), arm.fixture.perSecond(), arm.ratio(), arm.fixtureRatio(), arm.arm.percentile(99))
+		}
+		// Both kinds of create wrote their clusters: one etcd create each.
+		for what, api := range map[string]apiStats{"the same clusters": arm.api, "the fixture": arm.fixture} {
+			if got := api.server.etcdRequests["create"] / float64(arm.clusters); got != 1 {
+				t.Errorf("an API create of %s made %v etcd creates of HCPClusters, want 1", what, got)
+			}
 		}
 		if got := arm.arm.server.etcdRequests["create"] / float64(arm.clusters); got != 1 {
 			t.Errorf("a PUT made %v etcd creates of HCPClusters, want 1", got)

@@ -114,23 +114,33 @@ func printARMReport(w io.Writer, o options, r armRow) {
 		o.clients, armAPIVersion)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "clusters\top\tarm/s\tapi/s\tratio\tarm p50\tarm p99\tapi p50\tapi p99\tcpu/op arm\tcpu/op api\tserver per call arm\tserver per call api")
-	arm, api := row{api: r.arm.stats, server: r.arm.server}, row{api: r.api.stats, server: r.api.server}
-	fmt.Fprintf(tw, "%d\tPUT\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-		r.clusters, rate(r.arm.perSecond()), rate(r.api.perSecond()), r.ratio(),
-		duration(r.arm.percentile(50)), duration(r.arm.percentile(99)),
-		duration(r.api.percentile(50)), duration(r.api.percentile(99)),
-		duration(r.arm.cpuPerOp()), duration(r.api.cpuPerOp()), arm.serverPerCall(), api.serverPerCall())
+	fmt.Fprintln(tw, "clusters\tapi creates of\tarm/s\tapi/s\tratio\tarm p50\tarm p99\tapi p50\tapi p99\tcpu/op arm\tcpu/op api\tserver per call arm\tserver per call api")
+	arm := row{api: r.arm.stats, server: r.arm.server}
+	for _, against := range []struct {
+		what  string
+		api   apiStats
+		ratio float64
+	}{{"the same clusters", r.api, r.ratio()}, {"the fixture", r.fixture, r.fixtureRatio()}} {
+		api := row{api: against.api.stats, server: against.api.server}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.clusters, against.what, rate(r.arm.perSecond()), rate(against.api.perSecond()), against.ratio,
+			duration(r.arm.percentile(50)), duration(r.arm.percentile(99)),
+			duration(against.api.percentile(50)), duration(against.api.percentile(99)),
+			duration(r.arm.cpuPerOp()), duration(against.api.cpuPerOp()), arm.serverPerCall(), api.serverPerCall())
+	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "arm/s: PUTs of hcpOpenShiftClusters per second through arm-shim, each answered 201; p50 and p99 are of that")
-	fmt.Fprintln(w, "  answer, not of the long-running operation. api/s: creates of HCPClusters through the typed clientset, as")
-	fmt.Fprintln(w, "  many with the same clients, just before. cpu/op arm includes arm-shim's CPU time.")
+	fmt.Fprintln(w, "  answer, not of the long-running operation. api/s: creates through the typed clientset, as many with the same")
+	fmt.Fprintln(w, "  clients, just before: of the HCPClusters the shim makes of such PUTs (its conversion and labels), and of the")
+	fmt.Fprintln(w, "  rounds' smaller fixture cluster. cpu/op arm includes arm-shim's CPU time.")
 	fmt.Fprintln(w, "server per call: etcd requests the server made for hcpclusters per PUT or create.")
 	verdict := "met"
 	if 1-r.ratio() >= armGoal {
 		verdict = "not met"
 	}
-	fmt.Fprintf(w, "arm-shim costs %.0f%% of the API's throughput (1 - ratio); goal: under %.0f%%, %s.\n",
+	fmt.Fprintf(w, "arm-shim costs %.0f%% of the API's throughput on the same clusters (1 - ratio); goal: under %.0f%%, %s.\n",
 		100*(1-r.ratio()), 100*armGoal, verdict)
+	fmt.Fprintf(w, "Against the fixture cluster, which is smaller than what the shim makes of a PUT, it costs %.0f%%.\n",
+		100*(1-r.fixtureRatio()))
 }
