@@ -8,6 +8,7 @@ package armoperation
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,6 +30,16 @@ const Name = "armoperation-status"
 
 // DefaultRetention is how long an operation is kept after it was created: ARM's 7 days.
 const DefaultRetention = 7 * 24 * time.Hour
+
+// informerLag is how long after an operation was created its target's informer may still not have seen
+// the target: an operation is written in its object's own write (or just after it), and the two informers
+// deliver their events independently. Until then, the target's event moves the operation, and a target
+// missing from its informer is not asked of the server: under load, about one new operation in seven came
+// before its object, each a read of etcd through the API.
+const informerLag = 2 * time.Second
+
+// errNotSeenYet says the informer of a new operation's target has not seen the target yet.
+var errNotSeenYet = errors.New("the operation's target is not in its informer yet")
 
 // byTarget indexes operations by the object they follow, so that an event of the object finds them.
 // Named for the controller, so that others on the same informer keep their own.
@@ -147,7 +158,12 @@ func (c *Controller) sync(ctx context.Context, name string) (time.Duration, erro
 	if op.Status.State.Final() {
 		return c.expire(ctx, op, now)
 	}
-	want, known, err := c.progress(ctx, op)
+	recent := now.Sub(op.CreationTimestamp.Time) < informerLag
+	want, known, err := c.progress(ctx, op, recent)
+	if errors.Is(err, errNotSeenYet) {
+		// The target's event brings the operation back; this is in case it never comes.
+		return informerLag, nil
+	}
 	if err != nil || !known {
 		return 0, err
 	}
@@ -186,15 +202,16 @@ func (c *Controller) expire(ctx context.Context, op *v1alpha1.ARMOperation, now 
 }
 
 // progress reads the operation's target and says where the operation stands; known is false for a
-// request the target's resource does not take, whose status is left alone.
-func (c *Controller) progress(ctx context.Context, op *v1alpha1.ARMOperation) (p progress, known bool, err error) {
+// request the target's resource does not take, whose status is left alone. A recent operation's target
+// is read from its informer only (errNotSeenYet).
+func (c *Controller) progress(ctx context.Context, op *v1alpha1.ARMOperation, recent bool) (p progress, known bool, err error) {
 	t := op.Spec.Target
 	switch t.Resource {
 	case resourceClusters:
 		cluster, err := target(ctx, t.UID, c.clusters.HCPClusters(t.Namespace).Get,
 			func(ctx context.Context, name string) (*v1alpha1.HCPCluster, error) {
 				return c.client.HcpV1alpha1().HCPClusters(t.Namespace).Get(ctx, name, metav1.GetOptions{})
-			}, t.Name)
+			}, t.Name, recent)
 		if err != nil {
 			return progress{}, false, err
 		}
@@ -212,7 +229,7 @@ func (c *Controller) progress(ctx context.Context, op *v1alpha1.ARMOperation) (p
 		pool, err := target(ctx, t.UID, c.pools.NodePools(t.Namespace).Get,
 			func(ctx context.Context, name string) (*v1alpha1.NodePool, error) {
 				return c.client.HcpV1alpha1().NodePools(t.Namespace).Get(ctx, name, metav1.GetOptions{})
-			}, t.Name)
+			}, t.Name, recent)
 		if err != nil {
 			return progress{}, false, err
 		}
@@ -227,7 +244,7 @@ func (c *Controller) progress(ctx context.Context, op *v1alpha1.ARMOperation) (p
 		auth, err := target(ctx, t.UID, c.auths.ExternalAuths(t.Namespace).Get,
 			func(ctx context.Context, name string) (*v1alpha1.ExternalAuth, error) {
 				return c.client.HcpV1alpha1().ExternalAuths(t.Namespace).Get(ctx, name, metav1.GetOptions{})
-			}, t.Name)
+			}, t.Name, recent)
 		if err != nil {
 			return progress{}, false, err
 		}
@@ -242,7 +259,7 @@ func (c *Controller) progress(ctx context.Context, op *v1alpha1.ARMOperation) (p
 		credential, err := target(ctx, t.UID, c.credentials.BreakglassCredentials(t.Namespace).Get,
 			func(ctx context.Context, name string) (*v1alpha1.BreakglassCredential, error) {
 				return c.client.HcpV1alpha1().BreakglassCredentials(t.Namespace).Get(ctx, name, metav1.GetOptions{})
-			}, t.Name)
+			}, t.Name, recent)
 		if err != nil {
 			return progress{}, false, err
 		}
@@ -253,9 +270,10 @@ func (c *Controller) progress(ctx context.Context, op *v1alpha1.ARMOperation) (p
 
 // target returns the object an operation follows, nil once no object of that UID is there. The informers
 // of operations and of their targets are not in step: an operation can come before the object it was
-// written after, so the lister's miss, or its object of another UID, is checked against the server.
+// written after, so the lister's miss, or its object of another UID, is checked against the server; for a
+// recent operation it is errNotSeenYet, the target's event being due.
 func target[T metav1.Object](ctx context.Context, uid types.UID, fromCache func(string) (T, error),
-	fromServer func(context.Context, string) (T, error), name string) (T, error) {
+	fromServer func(context.Context, string) (T, error), name string, recent bool) (T, error) {
 	var none T
 	obj, err := fromCache(name)
 	if err == nil && obj.GetUID() == uid {
@@ -263,6 +281,9 @@ func target[T metav1.Object](ctx context.Context, uid types.UID, fromCache func(
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		return none, err
+	}
+	if recent {
+		return none, errNotSeenYet
 	}
 	obj, err = fromServer(ctx, name)
 	switch {

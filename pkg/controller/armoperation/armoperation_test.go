@@ -357,3 +357,37 @@ func TestFailureMessageIsBounded(t *testing.T) {
 		t.Errorf("message without conditions %q", got)
 	}
 }
+
+// An operation a moment old whose target its informer has not seen yet is not decided, nor is the target
+// read from the server: the target's event is due, and brings the operation back. Once that is overdue,
+// the server is asked (TestOperationFollowsItsTarget's "create of a cluster the informer has not seen yet").
+func TestNewOperationWaitsForItsTargetsInformer(t *testing.T) {
+	op := operation(v1alpha1.ARMOperationCreate, "hcpclusters", "dev", "cluster-uid", 1)
+	target := cluster(1, 1, v1alpha1.ProvisioningStateSucceeded)
+	c, client := newController(t, []runtime.Object{op, target}, []runtime.Object{op})
+	c.now = func() time.Time { return created.Add(100 * time.Millisecond) }
+	client.ClearActions()
+
+	after, err := c.sync(context.Background(), opName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after <= 0 || after > informerLag {
+		t.Errorf("sync asks to come back after %v, want within %v, in case the target's event never comes", after, informerLag)
+	}
+	if actions := client.Actions(); len(actions) != 0 {
+		t.Errorf("the sync called the server: %v; want nothing before the target's informer has had its time", actions)
+	}
+
+	c.now = func() time.Time { return created.Add(informerLag + 100*time.Millisecond) }
+	if _, err := c.sync(context.Background(), opName); err != nil {
+		t.Fatal(err)
+	}
+	got, err := client.HcpV1alpha1().ARMOperations().Get(context.Background(), opName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != v1alpha1.ARMOperationSucceeded {
+		t.Errorf("once the informer's time is over, the operation is %s; want Succeeded, as the server has its cluster", got.Status.State)
+	}
+}
