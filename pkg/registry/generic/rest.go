@@ -99,18 +99,14 @@ func (r *REST) detachOperation(ctx context.Context, obj runtime.Object, createVa
 	subscriptionVersion, versioned := annotations[hcpapi.ARMSubscriptionVersionAnnotation]
 	if !ok {
 		if versioned {
-			gk := schema.GroupKind{Group: hcpapi.GroupName, Kind: reflect.TypeOf(obj).Elem().Name()}
-			return "", nil, apierrors.NewInvalid(gk, accessor.GetName(), field.ErrorList{field.Forbidden(
-				field.NewPath("metadata", "annotations").Key(hcpapi.ARMSubscriptionVersionAnnotation),
-				"only beside "+hcpapi.ARMOperationAnnotation+", whose subscription it names the version of")})
+			return "", nil, forbiddenAnnotation(obj, accessor, hcpapi.ARMSubscriptionVersionAnnotation,
+				"only beside "+hcpapi.ARMOperationAnnotation+", whose subscription it names the version of")
 		}
 		return "", createValidation, nil
 	}
 	if r.operations == nil {
-		gk := schema.GroupKind{Group: hcpapi.GroupName, Kind: reflect.TypeOf(obj).Elem().Name()}
-		return "", nil, apierrors.NewInvalid(gk, accessor.GetName(), field.ErrorList{field.Forbidden(
-			field.NewPath("metadata", "annotations").Key(hcpapi.ARMOperationAnnotation),
-			"only the create of an HCPCluster, a NodePool, an ExternalAuth or a BreakglassCredential records an ARM operation")})
+		return "", nil, forbiddenAnnotation(obj, accessor, hcpapi.ARMOperationAnnotation,
+			"only the create of an HCPCluster, a NodePool, an ExternalAuth or a BreakglassCredential records an ARM operation")
 	}
 	delete(annotations, hcpapi.ARMOperationAnnotation)
 	delete(annotations, hcpapi.ARMSubscriptionVersionAnnotation)
@@ -138,6 +134,13 @@ func (r *REST) detachOperation(ctx context.Context, obj runtime.Object, createVa
 		}
 		return nil
 	}, nil
+}
+
+// forbiddenAnnotation refuses the create of obj for carrying annotation, as an invalid object.
+func forbiddenAnnotation(obj runtime.Object, accessor metav1.Object, annotation, detail string) error {
+	gk := schema.GroupKind{Group: hcpapi.GroupName, Kind: reflect.TypeOf(obj).Elem().Name()}
+	return apierrors.NewInvalid(gk, accessor.GetName(), field.ErrorList{field.Forbidden(
+		field.NewPath("metadata", "annotations").Key(annotation), detail)})
 }
 
 // operationExists tells of an operation whose name is taken already, which wrote nothing.
