@@ -39,6 +39,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/nodepool"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/openshiftversion"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/placement"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/sentwrites"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/versionresolution"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
@@ -245,7 +246,8 @@ func (o *ControllerOptions) serviceFacts() clusterfacts.Settings {
 // until serverDone. src is nil when Maestro is off.
 func (o *ControllerOptions) start(ctx context.Context, loopback *rest.Config, shared informers.SharedInformerFactory,
 	serverDone <-chan struct{}, catalog *versioncatalog.Catalog, src *source.Source) error {
-	client, err := versioned.NewForConfig(protobuf(loopback))
+	// A write the controllers have sent gets its answer even when the term ends meanwhile (pkg/controller/sentwrites).
+	client, err := versioned.NewForConfig(sentwrites.Config(protobuf(loopback)))
 	if err != nil {
 		return err
 	}
