@@ -101,7 +101,7 @@ var errNotSynced = errors.New("informers not synced yet")
 
 // NewWatcher returns a Watcher on the cluster cfg reaches; it does nothing until Run.
 func NewWatcher(cfg *rest.Config, onStatus StatusFunc) (*Watcher, error) {
-	client, err := dynamic.NewForConfig(cfg)
+	client, err := newWatchingClient(cfg)
 	if err != nil {
 		return nil, err
 	}
