@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -334,4 +336,72 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// TestRecordKeepsManifestsVerbatim encodes a bundle's spec as its record: the record reads back as the spec
+// json.Marshal's record reads back as, and holds each manifest as it came, spaces and HTML characters included.
+func TestRecordKeepsManifestsVerbatim(t *testing.T) {
+	ttl := int64(30)
+	manifests := []json.RawMessage{
+		json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"n"},"data":{"x":"<b>&amp;</b>"}}`),
+		json.RawMessage(`{ "apiVersion": "v1", "kind": "Secret",
+		  "metadata": {"name": "b", "namespace": "n"}, "data": {"k": "dmFsdWU="} }`),
+	}
+	for _, s := range []spec{
+		{generation: 3, bundle: &protocol.ManifestBundle{Manifests: manifests}},
+		{generation: 4, deleting: true, bundle: &protocol.ManifestBundle{Manifests: manifests,
+			DeleteOption:    &protocol.DeleteOption{PropagationPolicy: protocol.DeletePropagationForeground, TTLSecondsAfterFinished: &ttl},
+			ManifestConfigs: []protocol.ManifestConfigOption{{ResourceIdentifier: protocol.ResourceIdentifier{Resource: "configmaps", Name: "a", Namespace: "n"}}}}},
+		{generation: 5, bundle: &protocol.ManifestBundle{Manifests: []json.RawMessage{}}},
+		{generation: 6, deleting: true},
+	} {
+		raw, err := encodeRecord(s)
+		if err != nil {
+			t.Fatalf("generation %d: %v", s.generation, err)
+		}
+		marshalled, err := json.Marshal(record{Generation: s.generation, Deleting: s.deleting, Bundle: s.bundle})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want record
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatalf("generation %d: the record is not JSON: %v\n%s", s.generation, err, raw)
+		}
+		if err := json.Unmarshal(marshalled, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(normalized(t, got), normalized(t, want)) {
+			t.Errorf("generation %d: the record reads\n%s\nwhere json.Marshal's reads\n%s", s.generation, raw, marshalled)
+		}
+		if s.bundle != nil {
+			for _, m := range s.bundle.Manifests {
+				if !bytes.Contains(raw, m) {
+					t.Errorf("generation %d: the record does not hold the manifest as it came: %s", s.generation, m)
+				}
+			}
+		}
+	}
+}
+
+// normalized is a record with its manifests decoded, so records that differ only in how their manifests are
+// written (spacing, escaped characters) compare equal.
+func normalized(t *testing.T, r record) any {
+	t.Helper()
+	if r.Bundle == nil {
+		return r
+	}
+	var manifests []any
+	for _, m := range r.Bundle.Manifests {
+		var decoded any
+		if err := json.Unmarshal(m, &decoded); err != nil {
+			t.Fatal(err)
+		}
+		manifests = append(manifests, decoded)
+	}
+	bundle := *r.Bundle
+	bundle.Manifests = nil
+	return struct {
+		record
+		Manifests []any
+	}{record{Generation: r.Generation, Deleting: r.Deleting, Bundle: &bundle}, manifests}
 }
