@@ -9,12 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
@@ -111,12 +108,7 @@ func New(opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The records are read and written as protobuf: a record Secret is tens of KiB, which JSON would
-	// carry base64-encoded, encoded by the API server and decoded here at every write.
-	recordsConfig := rest.CopyConfig(opts.Kube)
-	recordsConfig.ContentType = runtime.ContentTypeProtobuf
-	recordsConfig.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	kube, err := kubernetes.NewForConfig(recordsConfig)
+	kube, err := recordsClient(opts.Kube)
 	if err != nil {
 		return nil, err
 	}

@@ -592,6 +592,76 @@ func testRequestsPerBundle(t *testing.T, mc *framework.ManagementCluster) {
 	t.Logf("%d one-manifest bundles took %d requests to the management cluster: %v", bundles, total, delta)
 }
 
+// testRecordSecretsUpdatedWhole checks that a record Secret is written whole, as an update at the
+// resourceVersion the agent last saw (protobuf, which the API server reads as it is, where it would encode
+// the stored Secret to JSON to merge a patch), and that a Secret someone else changed meanwhile gets the
+// records as a merge patch, keeping the other's change.
+func testRecordSecretsUpdatedWhole(t *testing.T, mc *framework.ManagementCluster) {
+	const ns = "agent-records-whole"
+	createNamespace(t, mc, ns)
+	counter := &requestCounter{n: map[string]int{}}
+	cfg := rest.CopyConfig(mc.Config)
+	cfg.Wrap(counter.wrap)
+	client, err := recordsClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRecords(client, ns, testConsumer, testSource)
+	if _, _, err := r.load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(testContext(t))
+	defer cancel()
+	go r.run(ctx)
+	wrote := func(i int, want map[string]int) {
+		t.Helper()
+		before := counter.counts()
+		if err := r.save(ctx, recordID(i), spec{generation: 1, bundle: bundleOfSize(1000)}); err != nil {
+			t.Fatal(err)
+		}
+		after := counter.counts()
+		got := map[string]int{}
+		for _, k := range []string{"POST secrets", "PUT secrets", "PATCH secrets"} {
+			if d := after[k] - before[k]; d > 0 {
+				got[k] = d
+			}
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("record %d was written with %v, want %v", i, got, want)
+		}
+	}
+
+	wrote(1, map[string]int{"POST secrets": 1})
+	wrote(2, map[string]int{"PUT secrets": 1})
+	secrets, err := mc.Kube.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(secrets.Items) != 1 || len(secrets.Items[0].Data) != 2 {
+		t.Fatalf("two records are in %d Secrets: %+v", len(secrets.Items), secrets.Items)
+	}
+	// Someone else annotates the Secret: the agent's update is refused (409), and its patch keeps the
+	// annotation.
+	other := &secrets.Items[0]
+	other.Annotations = map[string]string{"example.com/reviewed": "yes"}
+	if _, err := mc.Kube.CoreV1().Secrets(ns).Update(ctx, other, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wrote(3, map[string]int{"PUT secrets": 1, "PATCH secrets": 1})
+	wrote(4, map[string]int{"PUT secrets": 1})
+	got, err := mc.Kube.CoreV1().Secrets(ns).Get(ctx, other.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Annotations["example.com/reviewed"] != "yes" || len(got.Data) != 4 {
+		t.Errorf("after the writes the Secret holds %d records and annotations %v, want 4 and the other's", len(got.Data), got.Annotations)
+	}
+	specs, unreadable, err := newRecords(client, ns, testConsumer, testSource).load(ctx)
+	if err != nil || len(unreadable) > 0 || len(specs) != 4 {
+		t.Errorf("a restart finds %d records (%v, %v), want 4", len(specs), err, unreadable)
+	}
+}
+
 // testRepeatedDeletes checks that a delete the source sends again while the objects wait for their
 // dependents costs the management cluster nothing: the agent waits on its informers, and they, not
 // another round of lists, tell it when the objects are gone.

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
@@ -24,7 +25,7 @@ const recordsNamespace = "maestro-agent"
 
 // startRecords runs a record store of consumer mc-1 on client until the test ends, as the agent does
 // after load.
-func startRecords(t *testing.T, client *fake.Clientset) *records {
+func startRecords(t *testing.T, client kubernetes.Interface) *records {
 	t.Helper()
 	r := newRecords(client, recordsNamespace, testConsumer, testSource)
 	if _, _, err := r.load(t.Context()); err != nil {
@@ -44,7 +45,7 @@ func startRecords(t *testing.T, client *fake.Clientset) *records {
 }
 
 // loadRecords reads the records as a restarted agent would.
-func loadRecords(t *testing.T, client *fake.Clientset) map[string]spec {
+func loadRecords(t *testing.T, client kubernetes.Interface) map[string]spec {
 	t.Helper()
 	specs, unreadable, err := newRecords(client, recordsNamespace, testConsumer, testSource).load(t.Context())
 	if err != nil || len(unreadable) > 0 {
@@ -53,7 +54,7 @@ func loadRecords(t *testing.T, client *fake.Clientset) map[string]spec {
 	return specs
 }
 
-func recordSecrets(t *testing.T, client *fake.Clientset) []corev1.Secret {
+func recordSecrets(t *testing.T, client kubernetes.Interface) []corev1.Secret {
 	t.Helper()
 	list, err := client.CoreV1().Secrets(recordsNamespace).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
@@ -82,6 +83,17 @@ func writes(client *fake.Clientset) int {
 		}
 	}
 	return n
+}
+
+// writtenSecret is the name of the Secret an update or a patch writes, or "".
+func writtenSecret(a clienttesting.Action) string {
+	switch a := a.(type) {
+	case clienttesting.UpdateAction:
+		return a.GetObject().(*corev1.Secret).Name
+	case clienttesting.PatchAction:
+		return a.GetName()
+	}
+	return ""
 }
 
 func TestRecordsWaitingTogetherAreWrittenTogether(t *testing.T) {
@@ -275,9 +287,9 @@ func TestRecordsOlderCopiesGoFirst(t *testing.T) {
 	r := startRecords(t, client)
 	// The older copy cannot be removed, once: the record must stay, or a restart would apply generation 3.
 	var once sync.Once
-	client.PrependReactor("patch", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
+	client.PrependReactor("*", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		var err error
-		if a.(clienttesting.PatchAction).GetName() == recordsPrefix+"b" {
+		if writtenSecret(a) == recordsPrefix+"b" {
 			once.Do(func() { err = errors.New("the management cluster is away") })
 		}
 		return err != nil, nil, err
