@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 
@@ -45,7 +46,8 @@ var (
 	inFlight = flag.Int("in-flight", 64, "raw MQTT messages in flight at once (the source publishes all bundles at once, with its workers)")
 	workers  = flag.Int("agent-workers", 16, "the agent's --workers, and the concurrency of the direct apply")
 	// agentProfile is how the agent's own CPU was found: go tool pprof <maestro-agent binary> <file>.
-	agentProfile = flag.String("agent-cpu-profile", "", "write a CPU profile of maestro-agent, taken for 5 s from the start of the first row, to this file")
+	agentProfile      = flag.String("agent-cpu-profile", "", "write a CPU profile of maestro-agent, taken for 5 s from the start of the first row, to this file")
+	kubeProfilePrefix = flag.String("kube-cpu-profile", "", "write CPU profiles of the management cluster's kube-apiserver, taken for 4 s from the start of each way of the first row, to PREFIX-maestro.pprof and PREFIX-direct.pprof")
 )
 
 const (
@@ -138,6 +140,10 @@ func TestDeliveryBenchmark(t *testing.T) {
 	agent := framework.StartProcess(t, framework.ComponentDir(t, "maestro-agent"), framework.Command(t, "maestro-agent"),
 		"--agent-bundle="+broker.AgentBundle(t, sourceID, consumer), "--kubeconfig="+mc.Kubeconfig,
 		"--metrics-bind-address="+metrics, "--profiling="+strconv.FormatBool(*agentProfile != ""), fmt.Sprintf("--workers=%d", *workers))
+	kubeProfileClient, err := rest.HTTPClientFor(mc.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
 	meter := framework.NewCPUMeter()
 	meter.Add("mgmt kube-apiserver", mc.APIServer.PID())
 	meter.Add("mgmt etcd", mc.Etcd.Members[0].PID())
@@ -172,14 +178,33 @@ func TestDeliveryBenchmark(t *testing.T) {
 				profiled <- framework.FetchProfile(ctx, nil, "http://"+metrics+"/debug/pprof/profile?seconds=5", *agentProfile)
 			}()
 		}
+		// The management cluster's kube-apiserver, each way of the first row.
+		kubeProfile := func(way string) (wait func()) {
+			if i != 0 || *kubeProfilePrefix == "" {
+				return func() {}
+			}
+			done := make(chan error, 1)
+			go func() {
+				done <- framework.FetchProfile(ctx, kubeProfileClient, mc.URL+"/debug/pprof/profile?seconds=4", *kubeProfilePrefix+"-"+way+".pprof")
+			}()
+			return func() {
+				if err := <-done; err != nil {
+					t.Errorf("kube-apiserver's CPU profile %s: %v", way, err)
+				}
+			}
+		}
+		kubeProfiled := kubeProfile("maestro")
 		results[i].delivery = deliver(t, src, statuses, i, sc)
+		kubeProfiled()
 		if profiled != nil {
 			if err := <-profiled; err != nil {
 				t.Errorf("the agent's CPU profile: %v", err)
 			}
 		}
 		between := meter.Read(t)
+		kubeProfiled = kubeProfile("direct")
 		results[i].direct = directApply(t, mc, sc)
+		kubeProfiled()
 		after := meter.Read(t)
 		results[i].deliveryCPU = cpuPer(before, between, *bundles)
 		results[i].directCPU = cpuPer(between, after, *bundles)

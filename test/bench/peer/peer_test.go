@@ -75,6 +75,9 @@ type result struct {
 	peakBeforeLists, peakAfterLists int64
 	// writes are the etcd write transactions of the round (its revisions), creates and what followed.
 	writes int64
+	// CPU per create while the creates ran, of the server, its etcd, and the benchmark's own process (the
+	// client): the three share the machine's cores, so creates/s follow their sum, not the server's alone.
+	createCPU struct{ server, etcd, client time.Duration }
 }
 
 // writesPerCreate are the round's etcd write transactions per object created.
@@ -112,9 +115,10 @@ func TestCRDPeerBenchmark(t *testing.T) {
 			}
 			r := measure(t, s, held, n, profilePrefix)
 			results[i] = append(results[i], r)
-			t.Logf("%s: %d objects, %.0f creates/s, %.0f gets/s, list %v, CPU %.2f s, RSS %d MiB (of it etcd %d MiB; the server's peak %d MiB before its lists, %d after), %.2f etcd writes per create", s.name, n,
+			t.Logf("%s: %d objects, %.0f creates/s, %.0f gets/s, list %v, CPU %.2f s, RSS %d MiB (of it etcd %d MiB; the server's peak %d MiB before its lists, %d after), %.2f etcd writes per create; CPU per create while creating: server %v, etcd %v, client %v", s.name, n,
 				r.createsPerSecond(), r.getsPerSecond(), r.list.Round(time.Millisecond), r.cpu.Seconds(), r.rss>>20, r.etcdRSS>>20,
-				r.peakBeforeLists>>20, r.peakAfterLists>>20, r.writesPerCreate())
+				r.peakBeforeLists>>20, r.peakAfterLists>>20, r.writesPerCreate(),
+				r.createCPU.server.Round(time.Microsecond), r.createCPU.etcd.Round(time.Microsecond), r.createCPU.client.Round(time.Microsecond))
 		}
 		held = n
 	}
@@ -133,6 +137,24 @@ func TestCRDPeerBenchmark(t *testing.T) {
 			ours.createsPerSecond()/peer.createsPerSecond(), ours.getsPerSecond()/peer.getsPerSecond(),
 			peer.list.Seconds()/ours.list.Seconds(), peer.firstList.Seconds()/ours.firstList.Seconds(), ours.cpu.Seconds()/peer.cpu.Seconds(), ours.etcdCPU.Seconds()/peer.etcdCPU.Seconds(),
 			float64(ours.rss)/float64(peer.rss), ours.writesPerCreate()/peer.writesPerCreate())
+	}
+	w.Flush()
+
+	// creates/s follow the CPU a create costs the machine: the server's, its etcd's and the client's.
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	w = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "\nCPU ms per create while the creates ran: the server, its etcd and the benchmark's client share the cores")
+	fmt.Fprintln(w, "objects\tside\tserver\tetcd\tclient\tall\t")
+	for j := range counts {
+		var all [2]time.Duration
+		for i, s := range sides {
+			c := results[i][j].createCPU
+			all[i] = c.server + c.etcd + c.client
+			fmt.Fprintf(w, "%d\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t\n", results[i][j].objects, s.name, ms(c.server), ms(c.etcd), ms(c.client), ms(all[i]))
+		}
+		peer, ours := results[0][j].createCPU, results[1][j].createCPU
+		fmt.Fprintf(w, "%d\thcp-apiserver / peer\tx%.2f\tx%.2f\tx%.2f\tx%.2f\t\n", results[1][j].objects,
+			ms(ours.server)/ms(peer.server), ms(ours.etcd)/ms(peer.etcd), ms(ours.client)/ms(peer.client), ms(all[1])/ms(all[0]))
 	}
 	w.Flush()
 
@@ -201,6 +223,7 @@ func measure(t *testing.T, s side, held, n int, profilePrefix string) result {
 		}
 	}
 	createProfile := profiling("create", 20)
+	createsFrom := cpuWithClient(t, s)
 	r.creates = parallel(t, held, n, func(i int) error {
 		obj, err := clusterObject(i)
 		if err == nil {
@@ -208,6 +231,11 @@ func measure(t *testing.T, s side, held, n int, profilePrefix string) result {
 		}
 		return err
 	})
+	createsTo := cpuWithClient(t, s)
+	perCreate := func(name string) time.Duration {
+		return (createsTo[name] - createsFrom[name]) / time.Duration(r.created)
+	}
+	r.createCPU.server, r.createCPU.etcd, r.createCPU.client = perCreate("server"), perCreate("etcd"), perCreate("client")
 	r.gets = parallel(t, held, n, func(i int) error {
 		_, err := clusters.Get(ctx, name(i), metav1.GetOptions{})
 		return err
@@ -319,6 +347,16 @@ func parallel(t *testing.T, from, to int, call func(i int) error) time.Duration 
 		t.Fatal(err)
 	}
 	return time.Since(start)
+}
+
+// cpuWithClient is the CPU time the side's server, its etcd and this process (the client) have used so far.
+func cpuWithClient(t *testing.T, s side) map[string]time.Duration {
+	t.Helper()
+	meter := framework.NewCPUMeter()
+	meter.Add("server", s.server.PID())
+	meter.Add("etcd", s.etcd.PID())
+	meter.Add("client", os.Getpid())
+	return meter.Read(t)
 }
 
 // cpu is the CPU time the side's server and etcd have used so far, and etcd's part of it, from one reading.
