@@ -44,6 +44,7 @@ func (s watchEventSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
 		if info.MediaType == runtime.ContentTypeJSON && info.StreamSerializer != nil {
 			stream := *info.StreamSerializer
 			stream.Serializer = watchEventDecoder{stream.Serializer}
+			stream.Framer = watchFramer{}
 			infos[i].StreamSerializer = &stream
 			infos[i].Serializer = watchObjectDecoder{info.Serializer}
 		}
@@ -59,6 +60,10 @@ func (d watchEventDecoder) Decode(data []byte, defaults *schema.GroupVersionKind
 	event, ok := into.(*metav1.WatchEvent)
 	if !ok {
 		return d.Serializer.Decode(data, defaults, into)
+	}
+	*event = metav1.WatchEvent{}
+	if readWatchEnvelope(data, event) {
+		return event, &schema.GroupVersionKind{}, nil
 	}
 	*event = metav1.WatchEvent{}
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, event); err != nil {
