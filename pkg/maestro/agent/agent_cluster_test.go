@@ -13,12 +13,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2"
@@ -599,37 +601,7 @@ func testRequestsPerBundle(t *testing.T, mc *framework.ManagementCluster) {
 func testRecordSecretsUpdatedWhole(t *testing.T, mc *framework.ManagementCluster) {
 	const ns = "agent-records-whole"
 	createNamespace(t, mc, ns)
-	counter := &requestCounter{n: map[string]int{}}
-	cfg := rest.CopyConfig(mc.Config)
-	cfg.Wrap(counter.wrap)
-	client, err := recordsClient(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := newRecords(client, ns, testConsumer, testSource)
-	if _, _, err := r.load(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(testContext(t))
-	defer cancel()
-	go r.run(ctx)
-	wrote := func(i int, want map[string]int) {
-		t.Helper()
-		before := counter.counts()
-		if err := r.save(ctx, recordID(i), spec{generation: 1, bundle: bundleOfSize(1000)}); err != nil {
-			t.Fatal(err)
-		}
-		after := counter.counts()
-		got := map[string]int{}
-		for _, k := range []string{"POST secrets", "PUT secrets", "PATCH secrets"} {
-			if d := after[k] - before[k]; d > 0 {
-				got[k] = d
-			}
-		}
-		if !maps.Equal(got, want) {
-			t.Errorf("record %d was written with %v, want %v", i, got, want)
-		}
-	}
+	ctx, client, wrote := startCountedRecords(t, rest.CopyConfig(mc.Config), ns)
 
 	wrote(1, map[string]int{"POST secrets": 1})
 	wrote(2, map[string]int{"PUT secrets": 1})
@@ -659,6 +631,78 @@ func testRecordSecretsUpdatedWhole(t *testing.T, mc *framework.ManagementCluster
 	specs, unreadable, err := newRecords(client, ns, testConsumer, testSource).load(ctx)
 	if err != nil || len(unreadable) > 0 || len(specs) != 4 {
 		t.Errorf("a restart finds %d records (%v, %v), want 4", len(specs), err, unreadable)
+	}
+}
+
+// startCountedRecords runs a record store in ns on cfg and returns its context, its client, and wrote,
+// which saves record i and checks which requests that took.
+func startCountedRecords(t *testing.T, cfg *rest.Config, ns string) (context.Context, kubernetes.Interface, func(i int, want map[string]int)) {
+	t.Helper()
+	counter := &requestCounter{n: map[string]int{}}
+	cfg.Wrap(counter.wrap)
+	client, err := recordsClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRecords(client, ns, testConsumer, testSource)
+	if _, _, err := r.load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(testContext(t))
+	t.Cleanup(cancel)
+	go r.run(ctx)
+	wrote := func(i int, want map[string]int) {
+		t.Helper()
+		before := counter.counts()
+		if err := r.save(ctx, recordID(i), spec{generation: 1, bundle: bundleOfSize(1000)}); err != nil {
+			t.Fatal(err)
+		}
+		after := counter.counts()
+		got := map[string]int{}
+		for _, k := range []string{"POST secrets", "PUT secrets", "PATCH secrets"} {
+			if d := after[k] - before[k]; d > 0 {
+				got[k] = d
+			}
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("record %d was written with %v, want %v", i, got, want)
+		}
+	}
+	return ctx, client, wrote
+}
+
+// testRecordsWithoutUpdate checks that an agent whose role grants patch on Secrets but not update, as
+// artifacts/agent's did before the agent updated its records whole, goes on recording: its first update is
+// refused (403), and it merge-patches that record and every one after.
+func testRecordsWithoutUpdate(t *testing.T, mc *framework.ManagementCluster) {
+	const ns, user = "agent-records-no-update", "agent-without-update"
+	createNamespace(t, mc, ns)
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: ns},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"},
+			Verbs: []string{"get", "list", "watch", "create", "patch", "delete"}}},
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}
+	if _, err := mc.Kube.RbacV1().Roles(ns).Create(t.Context(), role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mc.Kube.RbacV1().RoleBindings(ns).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(mc.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	ctx, client, wrote := startCountedRecords(t, cfg, ns)
+
+	wrote(1, map[string]int{"POST secrets": 1})
+	wrote(2, map[string]int{"PUT secrets": 1, "PATCH secrets": 1})
+	wrote(3, map[string]int{"PATCH secrets": 1})
+	specs, unreadable, err := newRecords(client, ns, testConsumer, testSource).load(ctx)
+	if err != nil || len(unreadable) > 0 || len(specs) != 3 {
+		t.Errorf("a restart finds %d records (%v, %v), want 3", len(specs), err, unreadable)
 	}
 }
 

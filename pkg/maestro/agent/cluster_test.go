@@ -35,6 +35,7 @@ func TestOnManagementCluster(t *testing.T) {
 	t.Run("the agent applies, reports and deletes what a source sends, also across a restart", func(t *testing.T) { testAgent(t, mc) })
 	t.Run("a bundle costs about one request to the management cluster", func(t *testing.T) { testRequestsPerBundle(t, mc) })
 	t.Run("record Secrets are updated whole, and keep what someone else changed", func(t *testing.T) { testRecordSecretsUpdatedWhole(t, mc) })
+	t.Run("an agent whose role may not update its records patches them", func(t *testing.T) { testRecordsWithoutUpdate(t, mc) })
 	t.Run("a delete sent again while the objects wait costs no request", func(t *testing.T) { testRepeatedDeletes(t, mc) })
 	t.Run("inspection views answer trimmed objects", func(t *testing.T) { testInspectionViews(t, mc) })
 	t.Run("an inspection answer too big is truncated", func(t *testing.T) { testInspectionTruncated(t, mc) })

@@ -208,6 +208,8 @@ type records struct {
 	// secrets are the record Secrets as the agent last wrote or read them, by name: a write sends the
 	// whole Secret as an update at that resourceVersion.
 	secrets map[string]*corev1.Secret
+	// updateForbidden is set once the agent's role refused an update: it merge-patches from then on.
+	updateForbidden bool
 	// legacy are the one-bundle Secrets of an earlier agent that load found, by bundle.
 	legacy map[string]string
 }
@@ -532,10 +534,11 @@ func (r *records) request(ctx context.Context, w *secretWrite) (string, error) {
 // it as it is, where a merge patch has it encode the stored Secret to JSON, merge, and decode the result
 // again, base64 and all, which cost the management cluster about a third of a millisecond a
 // HostedCluster bundle. A Secret the agent has not seen, or that someone else changed since, gets the
-// changes as a merge patch, which keeps whatever else it holds.
+// changes as a merge patch, which keeps whatever else it holds, and so do all Secrets once the agent's
+// role has refused it an update.
 func (r *records) update(ctx context.Context, w *secretWrite) (*corev1.Secret, error) {
 	secrets := r.client.CoreV1().Secrets(r.namespace)
-	if seen := r.secrets[w.name]; seen != nil {
+	if seen := r.secrets[w.name]; seen != nil && !r.updateForbidden {
 		changed := seen.DeepCopy()
 		changed.Data = make(map[string][]byte, len(seen.Data)+len(w.set))
 		for id, raw := range seen.Data {
@@ -545,7 +548,13 @@ func (r *records) update(ctx context.Context, w *secretWrite) (*corev1.Secret, e
 		}
 		maps.Copy(changed.Data, w.set)
 		updated, err := secrets.Update(ctx, changed, metav1.UpdateOptions{FieldManager: FieldManager})
-		if !apierrors.IsConflict(err) {
+		switch {
+		case apierrors.IsForbidden(err):
+			// A role from before the agent updated its records grants patch only.
+			klog.FromContext(ctx).Info("The agent may not update its record Secrets; it merge-patches them from now on. Grant it update on secrets in its state namespace (artifacts/agent/rbac.yaml)",
+				"secret", w.name, "err", err.Error())
+			r.updateForbidden = true
+		case !apierrors.IsConflict(err):
 			return updated, err
 		}
 	}
