@@ -522,8 +522,7 @@ func (r *records) request(ctx context.Context, w *secretWrite) (string, error) {
 		// The precondition keeps a Secret written meanwhile, by anyone.
 		err := secrets.Delete(ctx, w.name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &written.ResourceVersion}})
 		if err == nil || apierrors.IsNotFound(err) {
-			delete(r.used, w.name)
-			delete(r.secrets, w.name)
+			r.unlearnSecret(w.name)
 		}
 	}
 	return w.name, nil
@@ -580,10 +579,15 @@ func (r *records) learnSecret(secret *corev1.Secret) {
 	r.used[secret.Name] = bytesOf(secret.Data)
 }
 
+// unlearnSecret drops what learnSecret kept of a record Secret that is gone.
+func (r *records) unlearnSecret(name string) {
+	delete(r.secrets, name)
+	delete(r.used, name)
+}
+
 // forgetSecret drops a record Secret that is gone.
 func (r *records) forgetSecret(name string) {
-	delete(r.used, name)
-	delete(r.secrets, name)
+	r.unlearnSecret(name)
 	for id, p := range r.held {
 		if p.secrets[0] == name {
 			delete(r.held, id)

@@ -65,7 +65,6 @@ func (d watchEventDecoder) Decode(data []byte, defaults *schema.GroupVersionKind
 	if readWatchEnvelope(data, event) {
 		return event, &schema.GroupVersionKind{}, nil
 	}
-	*event = metav1.WatchEvent{}
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, event); err != nil {
 		return nil, nil, err
 	}

@@ -162,13 +162,14 @@ func (f *watchFrameReader) scan() (int, error) {
 
 // readWatchEnvelope reads a watch event's envelope as the JSON decoder reads it into a WatchEvent, for the
 // envelope kube-apiserver writes: the keys "type", a string without escapes, and "object", an object, in
-// either order. It returns false, having read nothing that counts, for anything else (other keys, escapes,
-// null), which the JSON decoder then reads. The object is taken as it is; decoding it checks it.
+// either order. It returns false, leaving event as it was, for anything else (other keys, escapes, null),
+// which the JSON decoder then reads. The object is taken as it is; decoding it checks it.
 func readWatchEnvelope(data []byte, event *metav1.WatchEvent) bool {
 	i := skipJSONSpace(data, 0)
 	if i == len(data) || data[i] != '{' {
 		return false
 	}
+	var read metav1.WatchEvent
 	for i++; ; {
 		i = skipJSONSpace(data, i)
 		key, next, ok := plainJSONString(data, i)
@@ -186,13 +187,13 @@ func readWatchEnvelope(data []byte, event *metav1.WatchEvent) bool {
 			if !ok {
 				return false
 			}
-			event.Type, i = string(value), next
+			read.Type, i = string(value), next
 		case "object":
 			end, ok := jsonObjectEnd(data, i)
 			if !ok {
 				return false
 			}
-			event.Object.Raw, i = append(event.Object.Raw[:0], data[i:end]...), end
+			read.Object.Raw, i = append(read.Object.Raw[:0], data[i:end]...), end
 		default:
 			return false
 		}
@@ -204,7 +205,11 @@ func readWatchEnvelope(data []byte, event *metav1.WatchEvent) bool {
 		case ',':
 			i++
 		case '}':
-			return skipJSONSpace(data, i+1) == len(data)
+			if skipJSONSpace(data, i+1) != len(data) {
+				return false
+			}
+			*event = read
+			return true
 		default:
 			return false
 		}

@@ -362,10 +362,7 @@ func cpuWithClient(t *testing.T, s side) map[string]time.Duration {
 // cpu is the CPU time the side's server and etcd have used so far, and etcd's part of it, from one reading.
 func cpu(t *testing.T, s side) (all, etcd time.Duration) {
 	t.Helper()
-	meter := framework.NewCPUMeter()
-	meter.Add("server", s.server.PID())
-	meter.Add("etcd", s.etcd.PID())
-	used := meter.Read(t)
+	used := cpuWithClient(t, s)
 	return used["server"] + used["etcd"], used["etcd"]
 }
 
