@@ -12,6 +12,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
@@ -104,11 +105,16 @@ func New(opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	applier, err := NewApplier(opts.Kube)
+	// The agent runs beside the management cluster: gzip would cost its kube-apiserver and the agent CPU
+	// on every watch event and list (the HostedCluster watch compressed each event of about 6 KB) to save
+	// bandwidth it does not lack. hcp-apiserver's loopback clients leave it out for the same reason.
+	kubeConfig := rest.CopyConfig(opts.Kube)
+	kubeConfig.DisableCompression = true
+	applier, err := NewApplier(kubeConfig)
 	if err != nil {
 		return nil, err
 	}
-	kube, err := recordsClient(opts.Kube)
+	kube, err := recordsClient(kubeConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +135,7 @@ func New(opts Options) (*Agent, error) {
 		bundles:         map[string]*bundleState{},
 		waiting:         sets.New[string](),
 	}
-	if a.watcher, err = NewWatcher(opts.Kube, a.reportStatus); err != nil {
+	if a.watcher, err = NewWatcher(kubeConfig, a.reportStatus); err != nil {
 		return nil, err
 	}
 	applier.cached = a.watcher.cachedOwned

@@ -230,7 +230,15 @@ func (a *Applier) write(ctx context.Context, bundleID string, generation int64, 
 			return nil, false, fmt.Errorf("%s belongs to bundle %s; bundle %s does not take it over", describeMeta(m.meta), other, bundleID)
 		}
 	}
-	desired := m.object.DeepCopy()
+	var desired *unstructured.Unstructured
+	if st.typ == protocol.UpdateStrategyServerSideApply {
+		// The apply sends the manifest as it came with the marked metadata (applyBody): only the head is
+		// copied, to be marked.
+		desired = &unstructured.Unstructured{Object: maps.Clone(m.object.Object)}
+		desired.Object["metadata"] = runtime.DeepCopyJSONValue(m.object.Object["metadata"])
+	} else if desired, err = m.wholeObject(); err != nil {
+		return nil, false, fmt.Errorf("decoding %s: %w", describeMeta(m.meta), err)
+	}
 	markOwned(desired, bundleID, generation)
 	resource := a.resource(m)
 
@@ -349,7 +357,8 @@ func (a *Applier) get(ctx context.Context, m manifest) (*unstructured.Unstructur
 // apply server-side applies desired as the dynamic client does, and returns the object's apiVersion, kind
 // and metadata from the answer.
 func (a *Applier) apply(ctx context.Context, m manifest, desired *unstructured.Unstructured, st strategy) (*unstructured.Unstructured, error) {
-	body, err := desired.MarshalJSON()
+	metadata, _ := desired.Object["metadata"].(map[string]any)
+	body, err := m.applyBody(metadata)
 	if err != nil {
 		return nil, err
 	}

@@ -125,6 +125,12 @@ func FuzzDecodeManifests(f *testing.F) {
 		`{"apiVersion":"example.com/v1","kind":"Unknown","metadata":{"name":"u"}},` +
 		`{"kind":"ConfigMap","metadata":{"name":"c","namespace":"n"}},` +
 		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{}},{"apiVersion":"v1"},{"apiVersion":"/v1/","kind":"ConfigMap"}]}`))
+	// Keys given twice, escaped, or not ASCII: the last of each counts, as decoding whole reads it.
+	f.Add([]byte(`{"manifests":[` +
+		`{"apiVersion":"v1","kind":"Namespace","kind":"ConfigMap","metadata":{"name":"a"},"metadata":{"name":"c","namespace":"n"},"data":{"a":"1"},"data":{"b":"2"}},` +
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"n"},"d\u0061ta":{"a":"1"},"dätä":{"b":"2"}},` +
+		`{"apiVersion":"v1","\u006bind":"ConfigMap","kind":"Namespace","metadata":{"name":"c"}},` +
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"n"},"data":{"k":"\"}\\]"},"x":[1,{"y":null}],"z":-1.5e3}]}`))
 	f.Add([]byte(`{"manifests":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"n","managedFields":[{}],"generation":1}}],` +
 		`"manifestConfigs":[{"resourceIdentifier":{"resource":"configmaps","name":"c","namespace":"n"}}]}`))
 	mapper := newRESTMapper(&fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{
@@ -164,8 +170,25 @@ func FuzzDecodeManifests(f *testing.F) {
 			case (mapping.Scope.Name() == "namespace") != (m.meta.Namespace != ""):
 				t.Fatalf("manifests[%d] of scope %s has namespace %q", i, mapping.Scope.Name(), m.meta.Namespace)
 			}
-			if _, err := m.object.MarshalJSON(); err != nil {
+			// What is written: the whole manifest as it came, with the metadata decodeManifests left.
+			came := &unstructured.Unstructured{}
+			if err := came.UnmarshalJSON(bundle.Manifests[i]); err != nil {
+				t.Fatalf("manifests[%d] was decoded, but does not decode whole: %v", i, err)
+			}
+			if came.GetAPIVersion() != m.object.GetAPIVersion() || came.GetKind() != m.object.GetKind() {
+				t.Fatalf("manifests[%d] is a %s %s, decoded as a %s %s", i, came.GetAPIVersion(), came.GetKind(), m.object.GetAPIVersion(), m.object.GetKind())
+			}
+			came.Object["metadata"] = m.object.Object["metadata"]
+			whole, err := m.wholeObject()
+			if err != nil || !reflect.DeepEqual(whole.Object, came.Object) {
+				t.Fatalf("manifests[%d] is decoded whole as %v (%v), want %v", i, whole, err, came.Object)
+			}
+			body, err := m.applyBody(whole.Object["metadata"].(map[string]any))
+			if err != nil {
 				t.Fatalf("manifests[%d] cannot be sent to the management cluster: %v", i, err)
+			}
+			if want, _ := whole.MarshalJSON(); !sameJSON(t, body, want) {
+				t.Fatalf("manifests[%d] is sent as\n%s\nwant\n%s", i, body, want)
 			}
 			_ = configFor(bundle.ManifestConfigs, m.meta)
 		}

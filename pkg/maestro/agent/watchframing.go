@@ -165,88 +165,27 @@ func (f *watchFrameReader) scan() (int, error) {
 // either order. It returns false, leaving event as it was, for anything else (other keys, escapes, null),
 // which the JSON decoder then reads. The object is taken as it is; decoding it checks it.
 func readWatchEnvelope(data []byte, event *metav1.WatchEvent) bool {
-	i := skipJSONSpace(data, 0)
-	if i == len(data) || data[i] != '{' {
-		return false
-	}
 	var read metav1.WatchEvent
-	for i++; ; {
-		i = skipJSONSpace(data, i)
-		key, next, ok := plainJSONString(data, i)
-		if !ok {
-			return false
-		}
-		i = skipJSONSpace(data, next)
-		if i == len(data) || data[i] != ':' {
-			return false
-		}
-		i = skipJSONSpace(data, i+1)
+	plain := forEachJSONMember(data, func(key, value []byte) bool {
 		switch string(key) {
 		case "type":
-			value, next, ok := plainJSONString(data, i)
-			if !ok {
+			content, next, ok := plainJSONString(value, 0)
+			if !ok || next != len(value) {
 				return false
 			}
-			read.Type, i = string(value), next
+			read.Type = string(content)
 		case "object":
-			end, ok := jsonObjectEnd(data, i)
-			if !ok {
+			if value[0] != '{' {
 				return false
 			}
-			read.Object.Raw, i = append(read.Object.Raw[:0], data[i:end]...), end
+			read.Object.Raw = append(read.Object.Raw[:0], value...)
 		default:
 			return false
 		}
-		i = skipJSONSpace(data, i)
-		if i == len(data) {
-			return false
-		}
-		switch data[i] {
-		case ',':
-			i++
-		case '}':
-			if skipJSONSpace(data, i+1) != len(data) {
-				return false
-			}
-			*event = read
-			return true
-		default:
-			return false
-		}
+		return true
+	})
+	if plain {
+		*event = read
 	}
-}
-
-// plainJSONString returns the content of the string at data[i] and the index after it, if it is a string
-// of printable ASCII without escapes, which reads the same decoded.
-func plainJSONString(data []byte, i int) (content []byte, next int, ok bool) {
-	if i >= len(data) || data[i] != '"' {
-		return nil, 0, false
-	}
-	for j := i + 1; j < len(data); j++ {
-		switch c := data[j]; {
-		case c == '"':
-			return data[i+1 : j], j + 1, true
-		case c == '\\' || c < 0x20 || c >= 0x80:
-			return nil, 0, false
-		}
-	}
-	return nil, 0, false
-}
-
-// jsonObjectEnd returns the index after the object at data[i], found by its brackets.
-func jsonObjectEnd(data []byte, i int) (int, bool) {
-	if i >= len(data) || data[i] != '{' {
-		return 0, false
-	}
-	f := watchFrameReader{buf: data, start: i, frameStart: -1}
-	end, err := f.scan()
-	return end, err == nil && end > 0
-}
-
-// skipJSONSpace returns the index of the first byte at or after i that is not JSON whitespace.
-func skipJSONSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t') {
-		i++
-	}
-	return i
+	return plain
 }
