@@ -44,22 +44,12 @@ func spliceMetadata(raw []byte, metadata map[string]any) ([]byte, bool) {
 			hasMetadata = true
 			return true
 		}
-		if len(body) > 1 {
-			body = append(body, ',')
-		}
-		body = append(body, '"')
-		body = append(body, key...)
-		body = append(body, '"', ':')
-		body = append(body, value...)
+		body = appendJSONMember(body, key, value)
 		return true
 	})
 	if !plain || !hasMetadata {
 		return nil, false
 	}
-	if len(body) > 1 {
-		body = append(body, ',')
-	}
-	body = append(body, `"metadata":`...)
-	body = append(body, encodedMetadata...)
+	body = appendJSONMember(body, []byte("metadata"), encodedMetadata)
 	return append(body, '}'), true
 }

@@ -43,6 +43,18 @@ func forEachJSONMember(data []byte, member func(key, value []byte) bool) bool {
 	}
 }
 
+// appendJSONMember appends a member to dst, an object begun with its opening bracket, after a comma
+// unless it is the first; key is a key forEachJSONMember read, which needs no escaping.
+func appendJSONMember(dst, key, value []byte) []byte {
+	if len(dst) > 1 {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, '"')
+	dst = append(dst, key...)
+	dst = append(dst, '"', ':')
+	return append(dst, value...)
+}
+
 // plainJSONString returns the content of the string at data[i] and the index after it, if it is a string
 // of printable ASCII without escapes, which reads the same decoded.
 func plainJSONString(data []byte, i int) (content []byte, next int, ok bool) {

@@ -83,13 +83,7 @@ func decodeManifestHead(raw []byte) (obj *unstructured.Unstructured, whole bool,
 	plain := forEachJSONMember(raw, func(key, value []byte) bool {
 		switch string(key) {
 		case "apiVersion", "kind", "metadata":
-			if len(head) > 1 {
-				head = append(head, ',')
-			}
-			head = append(head, '"')
-			head = append(head, key...)
-			head = append(head, '"', ':')
-			head = append(head, value...)
+			head = appendJSONMember(head, key, value)
 		}
 		return true
 	})
