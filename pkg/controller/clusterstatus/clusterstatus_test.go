@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
 )
 
 // TestRecheckAfterGrowsWithTheRefusal: Azure is asked again soon about a fresh refusal, less often about
@@ -50,5 +51,41 @@ func TestSetConditionKeepsWhatTheAPIAccepts(t *testing.T) {
 	}
 	if errs := metav1validation.ValidateConditions(cluster.Status.Conditions, field.NewPath("conditions")); len(errs) > 0 {
 		t.Errorf("the condition is refused: %v", errs)
+	}
+}
+
+// TestUpdateWritesOnlyAChange: a status left as it was, or changed to what means the same (a time set again
+// to the same instant elsewhere, no conditions for an empty list), is not written; a change is.
+func TestUpdateWritesOnlyAChange(t *testing.T) {
+	at := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	cluster := &v1alpha1.HCPCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", Generation: 1},
+		Status: v1alpha1.HCPClusterStatus{ProvisioningState: "Accepted", Conditions: []metav1.Condition{{
+			Type: v1alpha1.ConditionPlaced, Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: metav1.NewTime(at),
+			Reason: "NoManagementCluster", Message: "none yet",
+		}}}}
+	client := fake.NewSimpleClientset(cluster.DeepCopy())
+	for _, tc := range []struct {
+		name   string
+		mutate func(*v1alpha1.HCPCluster)
+		writes bool
+	}{
+		{"nothing", func(*v1alpha1.HCPCluster) {}, false},
+		{"the same condition set again", func(c *v1alpha1.HCPCluster) {
+			SetCondition(c, v1alpha1.ConditionPlaced, metav1.ConditionFalse, "NoManagementCluster", "none yet")
+		}, false},
+		{"the same instant in another location", func(c *v1alpha1.HCPCluster) {
+			c.Status.Conditions[0].LastTransitionTime = metav1.NewTime(at.In(time.FixedZone("east", 3600)))
+		}, false},
+		{"a new message", func(c *v1alpha1.HCPCluster) {
+			SetCondition(c, v1alpha1.ConditionPlaced, metav1.ConditionFalse, "NoManagementCluster", "still none")
+		}, true},
+	} {
+		client.ClearActions()
+		if _, err := Update(t.Context(), client, "test", cluster, tc.mutate); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if wrote := len(client.Actions()) > 0; wrote != tc.writes {
+			t.Errorf("%s: wrote %v (%v), want %v", tc.name, wrote, client.Actions(), tc.writes)
+		}
 	}
 }
