@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -372,6 +373,10 @@ func (c *Catalog) Find(group, fullVersion string) (Release, bool) {
 	if err != nil {
 		return Release{}, false
 	}
+	return c.find(group, v)
+}
+
+func (c *Catalog) find(group string, v *version.Version) (Release, bool) {
 	for _, r := range c.groups[group] {
 		if r.Version.EqualTo(v) {
 			return r, true
@@ -386,7 +391,7 @@ func (c *Catalog) Resolve(group, minor string) (Release, bool) {
 	c = c.now()
 	var patches []Release
 	for _, r := range c.groups[group] {
-		if MajorMinor(r.Version) == minor {
+		if inMinor(r.Version, minor) {
 			patches = append(patches, r)
 		}
 	}
@@ -415,30 +420,44 @@ type Resolution struct {
 // never moves down, and a catalog that no longer offers it (a release pulled, say) leaves it there too.
 func (c *Catalog) ResolveCluster(group, minor, current string) Resolution {
 	c = c.now()
-	if v, err := version.ParseSemantic(current); err == nil && MajorMinor(v) == minor {
-		if _, known := c.Find(group, v.String()); known {
-			return Resolution{Desired: v.String(), Resolved: true, Reason: "Resolved",
-				Message: fmt.Sprintf("%s in channel group %s resolves to %s", minor, group, v)}
-		}
+	if held := c.held(group, minor, current); held != nil {
+		return Resolution{Desired: held.String(), Resolved: true, Reason: "Resolved",
+			Message: fmt.Sprintf("%s in channel group %s resolves to %s", minor, group, held)}
 	}
 	release, ok := c.Resolve(group, minor)
 	if !ok {
 		return Resolution{Desired: current, Reason: "NotInCatalog",
 			Message: fmt.Sprintf("the version catalog offers no %s release in channel group %s", minor, group)}
 	}
-	resolved := release.Version
-	if v, err := version.ParseSemantic(current); err == nil && MajorMinor(v) == minor && v.GreaterThan(resolved) {
-		if _, known := c.Find(group, v.String()); known {
-			resolved = v
-		}
+	return Resolution{Desired: release.Version.String(), Resolved: true, Reason: "Resolved",
+		Message: fmt.Sprintf("%s in channel group %s resolves to %s", minor, group, release.Version)}
+}
+
+// held returns current when it is a release of minor that the group offers, nil otherwise.
+func (c *Catalog) held(group, minor, current string) *version.Version {
+	if current == "" { // a new cluster: not worth a parse error
+		return nil
 	}
-	return Resolution{Desired: resolved.String(), Resolved: true, Reason: "Resolved",
-		Message: fmt.Sprintf("%s in channel group %s resolves to %s", minor, group, resolved)}
+	v, err := version.ParseSemantic(current)
+	if err != nil || !inMinor(v, minor) {
+		return nil
+	}
+	if _, known := c.find(group, v); !known {
+		return nil
+	}
+	return v
 }
 
 // MajorMinor prints the MAJOR.MINOR of a version.
 func MajorMinor(v *version.Version) string {
-	return fmt.Sprintf("%d.%d", v.Major(), v.Minor())
+	return strconv.FormatUint(uint64(v.Major()), 10) + "." + strconv.FormatUint(uint64(v.Minor()), 10)
+}
+
+// inMinor says whether v is a release of minor (MAJOR.MINOR) without printing v's: every create resolves
+// its cluster's version against each release of its channel group, twice.
+func inMinor(v *version.Version, minor string) bool {
+	major, rest, ok := strings.Cut(minor, ".")
+	return ok && major == strconv.FormatUint(uint64(v.Major()), 10) && rest == strconv.FormatUint(uint64(v.Minor()), 10)
 }
 
 // Load reads a Cincinnati graph from a file, or from an http(s) URL as the OpenShift update service

@@ -47,8 +47,23 @@ func TestResolve(t *testing.T) {
 			t.Errorf("Resolve(%s, %s) = %v %v, want %s", tc.group, tc.minor, r.Version, ok, tc.want)
 		}
 	}
-	if _, ok := c.Resolve("stable", "4.19"); ok {
-		t.Error("resolved a minor the catalog does not have")
+	for _, minor := range []string{"4.19", "4.2", "4", "4.20.1", ""} {
+		if r, ok := c.Resolve("stable", minor); ok {
+			t.Errorf("Resolve(stable, %q) = %v: a minor the catalog does not have", minor, r.Version)
+		}
+	}
+	// What a cluster holds is kept only when it is a release of its minor that its group offers.
+	for _, tc := range []struct{ group, minor, current, want, reason string }{
+		{"stable", "4.20", "4.20.3", "4.20.3", "Resolved"},    // newer than stable's pick, and offered
+		{"stable", "4.20", "4.20.9", "4.20.2", "Resolved"},    // not offered (pulled, say)
+		{"stable", "4.21", "4.20.3", "4.21.0", "Resolved"},    // another minor
+		{"stable", "4.20", "4.20", "4.20.2", "Resolved"},      // not a full version
+		{"stable", "4.21", "4.21.0", "4.21.0", "Resolved"},    // stable's only patch
+		{"stable", "4.2", "4.20.3", "4.20.3", "NotInCatalog"}, // 4.2 is not 4.20
+	} {
+		if r := c.ResolveCluster(tc.group, tc.minor, tc.current); r.Desired != tc.want || r.Reason != tc.reason {
+			t.Errorf("ResolveCluster(%s, %s, %s) = %+v; want %s (%s)", tc.group, tc.minor, tc.current, r, tc.want, tc.reason)
+		}
 	}
 }
 
