@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -133,6 +134,41 @@ func TestRecordsWaitingTogetherAreWrittenTogether(t *testing.T) {
 	}
 	if specs := loadRecords(t, client); len(specs) != bundles {
 		t.Errorf("a restart finds %d records, want %d", len(specs), bundles)
+	}
+}
+
+// TestRecordSecretsSayWhenTheyWereWritten: every write of a record Secret sets WrittenAnnotation anew,
+// whether it creates the Secret, updates it, or merge-patches it for an agent whose role refuses updates.
+func TestRecordSecretsSayWhenTheyWereWritten(t *testing.T) {
+	client := fake.NewClientset()
+	r := startRecords(t, client)
+	var last string
+	save := func(generation int64, how string) {
+		t.Helper()
+		if err := r.save(t.Context(), recordID(1), spec{generation: generation, bundle: bundleOfSize(100)}); err != nil {
+			t.Fatal(err)
+		}
+		secrets := recordSecrets(t, client)
+		if len(secrets) != 1 {
+			t.Fatalf("%d record Secrets, want 1", len(secrets))
+		}
+		at := secrets[0].Annotations[WrittenAnnotation]
+		if _, err := time.Parse(time.RFC3339Nano, at); err != nil {
+			t.Fatalf("%s: %s is %q, not a time: %v", how, WrittenAnnotation, at, err)
+		}
+		if at == last {
+			t.Errorf("%s: %s is still %q", how, WrittenAnnotation, at)
+		}
+		last = at
+	}
+	save(1, "created")
+	save(2, "updated")
+	client.PrependReactor("update", "secrets", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("secrets"), "", errors.New("no update"))
+	})
+	save(3, "merge-patched")
+	if got := loadRecords(t, client)[recordID(1)].generation; got != 3 {
+		t.Errorf("a restart finds generation %d, want 3", got)
 	}
 }
 
