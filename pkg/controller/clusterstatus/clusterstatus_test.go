@@ -76,6 +76,9 @@ func TestUpdateWritesOnlyAChange(t *testing.T) {
 		{"the same instant in another location", func(c *v1alpha1.HCPCluster) {
 			c.Status.Conditions[0].LastTransitionTime = metav1.NewTime(at.In(time.FixedZone("east", 3600)))
 		}, false},
+		{"an empty history for none", func(c *v1alpha1.HCPCluster) {
+			c.Status.Version.History = []v1alpha1.VersionHistoryEntry{}
+		}, false},
 		{"a new message", func(c *v1alpha1.HCPCluster) {
 			SetCondition(c, v1alpha1.ConditionPlaced, metav1.ConditionFalse, "NoManagementCluster", "still none")
 		}, true},
