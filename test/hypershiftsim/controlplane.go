@@ -67,7 +67,8 @@ func ControlPlanePodName(uid, app string) string {
 	h.Write([]byte(uid + "/" + app))
 	sum := h.Sum64()
 	templateHash := utilrand.SafeEncodeString(strconv.FormatUint(sum%10_000_000_000, 10))
-	suffix := utilrand.SafeEncodeString(strconv.FormatUint(sum>>32, 10))[:5]
+	// The upper half's digits, at least five: a half below 10,000 has fewer.
+	suffix := utilrand.SafeEncodeString(fmt.Sprintf("%05d", sum>>32))[:5]
 	return fmt.Sprintf("%s-%s-%s", app, templateHash, suffix)
 }
 
