@@ -695,6 +695,7 @@ func testRecordsWithoutUpdate(t *testing.T, mc *framework.ManagementCluster) {
 	}
 	cfg := rest.CopyConfig(mc.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	waitUntilAllowed(t, cfg, ns, "secrets")
 	ctx, client, wrote := startCountedRecords(t, cfg, ns)
 
 	wrote(1, map[string]int{"POST secrets": 1})
@@ -703,6 +704,24 @@ func testRecordsWithoutUpdate(t *testing.T, mc *framework.ManagementCluster) {
 	specs, unreadable, err := newRecords(client, ns, testConsumer, testSource).load(ctx)
 	if err != nil || len(unreadable) > 0 || len(specs) != 3 {
 		t.Errorf("a restart finds %d records (%v, %v), want 3", len(specs), err, unreadable)
+	}
+}
+
+// waitUntilAllowed waits until cfg's user may list resource (of the core group) in ns. kube-apiserver
+// authorizes from its informers' copy of the RBAC objects, which learns of a new binding a moment after
+// the binding's create was answered.
+func waitUntilAllowed(t *testing.T, cfg *rest.Config, ns, resource string) {
+	t.Helper()
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	if err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, eventTimeout, true, func(ctx context.Context) (bool, error) {
+		last = client.CoreV1().RESTClient().Get().Namespace(ns).Resource(resource).Do(ctx).Error()
+		return last == nil, nil
+	}); err != nil {
+		t.Fatalf("%s may still not list %s in %s: %v", cfg.Impersonate.UserName, resource, ns, last)
 	}
 }
 

@@ -202,6 +202,7 @@ func testForbiddenKind(t *testing.T, mc *framework.ManagementCluster) {
 	}
 	cfg := rest.CopyConfig(mc.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	waitUntilAllowed(t, cfg, ns, "configmaps")
 
 	reports := make(chan report, 10)
 	w := startWatcher(t, ctx, cfg, func(_ context.Context, bundleID string, generation int64, status *protocol.ManifestBundleStatus, hash string) error {
