@@ -169,6 +169,7 @@ type noAgents struct{}
 
 func (noAgents) Apply(string, string, int64, *protocol.ManifestBundle) error { return nil }
 func (noAgents) Delete(string, string) error                                 { return nil }
+func (noAgents) Keep(string, string) error                                   { return nil }
 func (noAgents) AddStatusHandler(source.StatusHandler)                       {}
 func (noAgents) SetSynced()                                                  {}
 

@@ -30,6 +30,8 @@ type Client[T any] interface {
 type Publisher interface {
 	Apply(consumer, id string, generation int64, bundle *protocol.ManifestBundle) error
 	Delete(consumer, id string) error
+	// Keep leaves what the agent holds of a bundle as it is while the object has nothing to publish.
+	Keep(consumer, id string) error
 	AddStatusHandler(source.StatusHandler)
 	SetSynced()
 }
@@ -69,10 +71,11 @@ type Plan[T any] struct {
 	// if this process published it or an agent reported holding it, the finalizer goes once the agent
 	// reported it deleted, and Report still runs. Render is not called.
 	Withdraw bool
-	// Wait, when set, says in the object's status why nothing can be delivered yet; nothing is published
-	// and no report is applied.
+	// Wait, when set, says in the object's status why nothing can be delivered yet; nothing is published,
+	// what was published before stays on the agent, and no report is applied.
 	Wait func(obj T)
-	// Render makes the bundle; nil while there is nothing to publish yet (the report is still applied).
+	// Render makes the bundle; nil while there is nothing to publish yet (what was published before stays
+	// on the agent, and the report is still applied).
 	Render func() (*protocol.ManifestBundle, error)
 	// Input names what Render reads besides the object's generation and consumer (a release image, say):
 	// the bundle is rendered again only when one of the three changed since it was last published.

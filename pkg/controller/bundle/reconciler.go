@@ -192,10 +192,24 @@ func (r *Reconciler[T]) offer(obj T) {
 		}
 		return
 	}
-	// A bundle withdrawn, and one not offered, is deleted by the agent's next resync.
-	if plan, err := r.adapter.Plan(obj, consumer); err == nil && plan.Wait == nil && !plan.Withdraw {
+	// A bundle withdrawn is deleted by the agent's next resync; one the object cannot be rendered into
+	// now (or whose plan failed, to be retried) stays there as it is.
+	plan, err := r.adapter.Plan(obj, consumer)
+	switch {
+	case err == nil && (plan.Withdraw || plan.Delete):
+	case err != nil || plan.Wait != nil:
+		_ = r.keep(obj, consumer)
+	default:
 		_ = r.publish(obj, consumer, plan)
 	}
+}
+
+// keep has the source leave what the agent holds of an object's bundle as it is while the object has
+// nothing to publish: it waits for something, its version is not resolved, or its spec does not render.
+// Were it not offered at all after a restart, the agent's next resync would delete the bundle, and with
+// it everything it applied: a control plane, a pool's machines.
+func (r *Reconciler[T]) keep(obj T, consumer string) error {
+	return r.publisher.Keep(consumer, r.bundleID(obj))
 }
 
 // OnReport is the source's status handler. It runs on the MQTT reader, so it only notes the report and
@@ -263,6 +277,11 @@ func (r *Reconciler[T]) Sync(ctx context.Context, key string) (time.Duration, er
 		return 0, ignoreNotFound(err)
 	}
 	if plan.Wait != nil {
+		if consumer != "" {
+			if err := r.keep(obj, consumer); err != nil {
+				return 0, err
+			}
+		}
 		return 0, r.updateStatus(ctx, obj, plan.Wait)
 	}
 	if plan.Withdraw {
@@ -335,8 +354,11 @@ func (e renderError) Error() string { return e.err.Error() }
 // publish hands the source the object's bundle unless what it is rendered from is what was published
 // last: a report does not render the bundle again.
 func (r *Reconciler[T]) publish(obj T, consumer string, plan Plan[T]) error {
-	if consumer == "" || plan.Render == nil {
+	if consumer == "" {
 		return nil
+	}
+	if plan.Render == nil {
+		return r.keep(obj, consumer)
 	}
 	uid := string(obj.GetUID())
 	want := publication{consumer: consumer, generation: obj.GetGeneration(), input: plan.Input}
@@ -348,6 +370,9 @@ func (r *Reconciler[T]) publish(obj T, consumer string, plan Plan[T]) error {
 	}
 	bundle, err := plan.Render()
 	if err != nil {
+		if err := r.keep(obj, consumer); err != nil {
+			return err
+		}
 		return renderError{err}
 	}
 	if err := r.publisher.Apply(consumer, r.bundleID(obj), want.generation, bundle); err != nil {

@@ -32,6 +32,17 @@ type configMapAdapter struct {
 	client versioned.Interface
 	// input is what the bundle is rendered from besides the generation.
 	input string
+
+	mu sync.Mutex
+	// holding, when not empty, is why the adapter has nothing to publish: "wait", "no render",
+	// "render fails" or "plan fails".
+	holding string
+}
+
+func (a *configMapAdapter) hold(why string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.holding = why
 }
 
 func (a *configMapAdapter) Client(namespace string) bundle.Client[*v1alpha1.HCPCluster] {
@@ -43,12 +54,34 @@ func (a *configMapAdapter) Consumer(c *v1alpha1.HCPCluster) (string, error) {
 }
 
 func (a *configMapAdapter) Plan(c *v1alpha1.HCPCluster, consumer string) (bundle.Plan[*v1alpha1.HCPCluster], error) {
+	a.mu.Lock()
+	holding := a.holding
+	a.mu.Unlock()
+	setDelivered := func(reason string) func(*v1alpha1.HCPCluster) {
+		return func(c *v1alpha1.HCPCluster) {
+			conditions.Set(&c.Status.Conditions, c.Generation, v1alpha1.ConditionDelivered, metav1.ConditionFalse, reason, holding)
+		}
+	}
+	switch holding {
+	case "wait":
+		return bundle.Plan[*v1alpha1.HCPCluster]{Wait: setDelivered("Waiting")}, nil
+	case "plan fails":
+		return bundle.Plan[*v1alpha1.HCPCluster]{}, fmt.Errorf("the plan failed")
+	}
+	render := func() (*protocol.ManifestBundle, error) {
+		cm := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":"default"},"data":{"input":%q}}`, c.Name, a.input)
+		return &protocol.ManifestBundle{Manifests: []json.RawMessage{json.RawMessage(cm)}}, nil
+	}
+	switch holding {
+	case "no render":
+		render = nil
+	case "render fails":
+		render = func() (*protocol.ManifestBundle, error) { return nil, fmt.Errorf("the spec does not render") }
+	}
 	return bundle.Plan[*v1alpha1.HCPCluster]{
-		Input: a.input,
-		Render: func() (*protocol.ManifestBundle, error) {
-			cm := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":"default"},"data":{"input":%q}}`, c.Name, a.input)
-			return &protocol.ManifestBundle{Manifests: []json.RawMessage{json.RawMessage(cm)}}, nil
-		},
+		Input:        a.input,
+		Render:       render,
+		RenderFailed: func(c *v1alpha1.HCPCluster, err error) { setDelivered("RenderFailed")(c) },
 		Report: func(c *v1alpha1.HCPCluster, report source.BundleStatus, reported bool) time.Duration {
 			d := bundle.Outcome(report, reported, c.Generation, consumer, "the ConfigMap")
 			conditions.Set(&c.Status.Conditions, c.Generation, v1alpha1.ConditionDelivered, d.Status, d.Reason, d.Message)
@@ -70,6 +103,12 @@ type harness struct {
 
 func newHarness(t *testing.T, publisher bundle.Publisher, recorder *controllertest.RecordingPublisher) *harness {
 	t.Helper()
+	return newHarnessHolding(t, publisher, recorder, "")
+}
+
+// newHarnessHolding starts a harness whose adapter has nothing to publish, for the reason holding.
+func newHarnessHolding(t *testing.T, publisher bundle.Publisher, recorder *controllertest.RecordingPublisher, holding string) *harness {
+	t.Helper()
 	cluster := fixtures.HCPCluster("ns", "dev")
 	cluster.UID, cluster.Generation = types.UID("uid-1"), 1
 	cluster.Finalizers = []string{v1alpha1.DeliveryFinalizer}
@@ -77,7 +116,7 @@ func newHarness(t *testing.T, publisher bundle.Publisher, recorder *controllerte
 	client := fake.NewClientset(cluster)
 	controllertest.ConflictOnStaleWrites(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	adapter := &configMapAdapter{client: client, input: "image-1"}
+	adapter := &configMapAdapter{client: client, input: "image-1", holding: holding}
 	r, err := bundle.New[*v1alpha1.HCPCluster]("test", factory.Hcp().V1alpha1().HCPClusters().Informer(), adapter, publisher)
 	if err != nil {
 		t.Fatal(err)
@@ -246,4 +285,40 @@ func TestDeleteWhilePublishInFlight(t *testing.T) {
 		f := h.stored(t).Finalizers
 		return len(f) == 0, fmt.Sprint(f)
 	})
+}
+
+// A reconciler that starts (after a restart, say) with nothing to publish for an object placed on a
+// consumer (it waits, its plan has no bundle, its spec does not render, its plan failed) keeps what the
+// agent holds of it, before it tells the source that everything was offered: a bundle neither offered nor
+// kept is deleted by the agent's next resync, with all it applied. Once it renders, it is published.
+func TestObjectWithNothingToPublishKeepsItsBundle(t *testing.T) {
+	for _, holding := range []string{"wait", "no render", "render fails", "plan fails"} {
+		t.Run(holding, func(t *testing.T) {
+			p := controllertest.NewRecordingPublisher()
+			h := newHarnessHolding(t, p, p, holding)
+			eventually(t, "everything offered", func() (bool, string) {
+				p.Lock()
+				defer p.Unlock()
+				return p.Offered != nil, "not yet"
+			})
+			p.Lock()
+			kept, applied, deleted := p.KeptWhenSynced.Has("consumer-1/uid-1"), len(p.Applied), p.Deleted.Len()
+			p.Unlock()
+			if !kept || applied != 0 || deleted != 0 {
+				t.Fatalf("when synced: kept %v, %d applied, %d deleted; want the bundle kept, nothing applied or deleted", kept, applied, deleted)
+			}
+
+			h.adapter.hold("")
+			c := h.stored(t)
+			c.Generation = 2
+			if _, err := h.client.HcpV1alpha1().HCPClusters("ns").Update(context.Background(), c, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, "generation 2 published and kept no more", func() (bool, string) {
+				p.Lock()
+				defer p.Unlock()
+				return p.Applied["consumer-1/uid-1"] == 2 && !p.Kept.Has("consumer-1/uid-1"), fmt.Sprint(p.Applied, p.Kept)
+			})
+		})
+	}
 }

@@ -40,8 +40,8 @@ func SetCondition(cluster *v1alpha1.HCPCluster, conditionType string, status met
 
 // Published says whether the cluster's bundle was ever handed to its management cluster: an agent reported a
 // generation or a version of it, or its Delivered condition has a reason only a publish leads to. What holds
-// back delivery may hold back only the first one: a published bundle that the source no longer offers is
-// deleted by the agent's next resync, control plane and all.
+// back delivery may hold back only the first one: a cluster out there gets its new generations whatever
+// its later checks say.
 func Published(cluster *v1alpha1.HCPCluster) bool {
 	if cluster.Status.ObservedGeneration > 0 || len(cluster.Status.Version.History) > 0 {
 		return true

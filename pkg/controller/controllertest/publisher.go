@@ -20,21 +20,25 @@ type RecordingPublisher struct {
 	Applied map[string]int64
 	Bundles map[string]*protocol.ManifestBundle
 	Deleted sets.Set[string]
+	// Kept are the bundles kept as the agent holds them, and not applied or deleted since.
+	Kept sets.Set[string]
 	// Renders counts the bundles applied, the same generation again included.
 	Renders int
-	// Offered is what was applied when SetSynced was called; nil before.
-	Offered  map[string]int64
-	handlers []source.StatusHandler
+	// Offered is what was applied when SetSynced was called, and KeptWhenSynced what was kept; nil before.
+	Offered        map[string]int64
+	KeptWhenSynced sets.Set[string]
+	handlers       []source.StatusHandler
 }
 
 func NewRecordingPublisher() *RecordingPublisher {
-	return &RecordingPublisher{Applied: map[string]int64{}, Bundles: map[string]*protocol.ManifestBundle{}, Deleted: sets.New[string]()}
+	return &RecordingPublisher{Applied: map[string]int64{}, Bundles: map[string]*protocol.ManifestBundle{}, Deleted: sets.New[string](), Kept: sets.New[string]()}
 }
 
 func (p *RecordingPublisher) Apply(consumer, id string, generation int64, bundle *protocol.ManifestBundle) error {
 	p.Lock()
 	defer p.Unlock()
 	p.Applied[consumer+"/"+id], p.Bundles[id] = generation, bundle
+	p.Kept.Delete(consumer + "/" + id)
 	p.Renders++
 	return nil
 }
@@ -43,6 +47,16 @@ func (p *RecordingPublisher) Delete(consumer, id string) error {
 	p.Lock()
 	defer p.Unlock()
 	p.Deleted.Insert(consumer + "/" + id)
+	p.Kept.Delete(consumer + "/" + id)
+	return nil
+}
+
+func (p *RecordingPublisher) Keep(consumer, id string) error {
+	p.Lock()
+	defer p.Unlock()
+	if _, applied := p.Applied[consumer+"/"+id]; !applied {
+		p.Kept.Insert(consumer + "/" + id)
+	}
 	return nil
 }
 
@@ -65,5 +79,5 @@ func (p *RecordingPublisher) Report(report source.BundleStatus) {
 func (p *RecordingPublisher) SetSynced() {
 	p.Lock()
 	defer p.Unlock()
-	p.Offered = maps.Clone(p.Applied)
+	p.Offered, p.KeptWhenSynced = maps.Clone(p.Applied), p.Kept.Clone()
 }

@@ -113,8 +113,8 @@ func (a *adapter) Plan(cluster *v1alpha1.HCPCluster, consumer string) (bundle.Pl
 			return a.report(cluster, report, reported, consumer)
 		},
 	}
-	// Only the first delivery waits: a cluster already out there keeps its bundle offered, or the agent's
-	// next resync would delete its control plane. Its later checks show in their conditions.
+	// Only the first delivery waits: a cluster already out there keeps getting its new generations. Its
+	// later checks show in their conditions.
 	if a.opts.Azure && !clusterstatus.Published(cluster) {
 		if waiting := awaitedAzure(cluster); waiting != "" {
 			plan.Wait = func(cluster *v1alpha1.HCPCluster) {

@@ -48,8 +48,8 @@ func (s *Source) processNextResync(ctx context.Context) bool {
 // holds at an older generation is sent again, and so is every bundle whose content changed at the
 // generation the agent holds (the generation cannot say whether the agent has that content; applying
 // it again is harmless); a delete is sent again for every bundle being deleted that the agent still
-// holds, and, once the source is synced, every bundle the agent holds that the source does not is
-// deleted on the agent. A bundle being deleted that the agent does not hold is done.
+// holds, and, once the source is synced, every bundle the agent holds that the source neither holds
+// nor keeps is deleted on the agent. A bundle being deleted that the agent does not hold is done.
 func (s *Source) answerResync(ctx context.Context, consumerName string) error {
 	s.mu.Lock()
 	versions := s.pendingResyncs[consumerName]
@@ -128,7 +128,7 @@ func (s *Source) resyncAnswersLocked(consumerName string, held map[string]int64)
 	}
 	var unknown []string
 	for id := range held {
-		if b := s.bundles[id]; b == nil || b.consumer != consumerName {
+		if b := s.bundles[id]; (b == nil || b.consumer != consumerName) && s.kept[id] != consumerName {
 			unknown = append(unknown, id)
 		}
 	}

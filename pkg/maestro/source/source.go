@@ -97,6 +97,9 @@ type Source struct {
 	// consumerHandlers are told of consumers whose state changed.
 	consumerHandlers []ConsumerHandler
 	synced           bool
+	// kept maps the resource IDs of bundles the source does not hold but an owner keeps (Keep) to their
+	// consumers: a resync neither sends nor deletes them.
+	kept map[string]string
 	// connected says the source is connected to the broker, since linkChanged.
 	connected   bool
 	linkChanged time.Time
@@ -171,6 +174,7 @@ func New(opts Options) (*Source, error) {
 		bundles:        map[string]*bundle{},
 		consumers:      map[string]*consumer{},
 		pendingResyncs: map[string]*protocol.ResourceVersionList{},
+		kept:           map[string]string{},
 	}, nil
 }
 
@@ -249,6 +253,7 @@ func (s *Source) Apply(consumerName, id string, generation int64, spec *protocol
 	b := s.bundles[id]
 	switch {
 	case b == nil:
+		delete(s.kept, id)
 		b = &bundle{consumer: consumerName, id: id, firstGeneration: generation}
 		s.bundles[id] = b
 	case b.consumer != consumerName:
@@ -295,6 +300,7 @@ func (s *Source) Delete(consumerName, id string) error {
 	b := s.bundles[id]
 	switch {
 	case b == nil:
+		delete(s.kept, id)
 		b = &bundle{consumer: consumerName, id: id}
 		s.bundles[id] = b
 	case b.consumer != consumerName:
@@ -304,6 +310,26 @@ func (s *Source) Delete(consumerName, id string) error {
 	}
 	b.deleting = s.now()
 	s.bundleQueue.Add(id)
+	return nil
+}
+
+// Keep says that resource id stays on consumer as its agent holds it, at whatever generation, while its
+// owner has nothing to give the source for it (an object waiting on something, or whose spec no longer
+// renders): after a restart the source holds no bundle of it, and a resync would otherwise delete it on
+// the agent, with everything it applied. A bundle the source holds is sent and deleted as before; Apply
+// or Delete ends the keeping.
+func (s *Source) Keep(consumerName, id string) error {
+	if err := protocol.ValidateID("consumer", consumerName); err != nil {
+		return err
+	}
+	if err := protocol.ValidateID("resource ID", id); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bundles[id] == nil {
+		s.kept[id] = consumerName
+	}
 	return nil
 }
 
@@ -332,7 +358,7 @@ func (s *Source) AddStatusHandler(h StatusHandler) {
 }
 
 // SetSynced says the owner has given every bundle it wants: from now on a resync deletes, on the agent,
-// the bundles the source does not hold.
+// the bundles the source neither holds nor keeps.
 func (s *Source) SetSynced() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -596,3 +596,49 @@ func TestDeleteOfABundleTheSourceDoesNotHold(t *testing.T) {
 		t.Fatalf("status %+v, source holds it: %v; want it Deleted and forgotten", st, s.Has("uid-forgotten"))
 	}
 }
+
+// After a restart an owner may have nothing to give for an object whose bundle the agent holds (a cluster
+// whose version the catalog no longer offers, say): kept, the bundle is neither deleted nor sent by a
+// resync, until the owner applies or deletes it. A bundle kept on another consumer is deleted as before.
+func TestKeptBundleStaysOnTheAgent(t *testing.T) {
+	b := maestrotest.StartBroker(t)
+	agent := startFakeAgent(t, b, "mc-1")
+	s, _ := startSource(t, b, Options{})
+	// A bundle held, as the agent has it: the source is connected once the agent has its create.
+	if err := s.Apply("mc-1", "uid-held", 2, testBundle(t, "cm-held")); err != nil {
+		t.Fatal(err)
+	}
+	agent.next(protocol.SpecCreateRequest)
+	for _, k := range []struct{ consumer, id string }{{"mc-1", "uid-kept"}, {"mc-2", "uid-elsewhere"}} {
+		if err := s.Keep(k.consumer, k.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Keep("mc-1", "not a/valid id"); err == nil {
+		t.Error("kept a resource ID that is not one")
+	}
+	s.SetSynced()
+	agent.resync(protocol.ResourceVersion{ResourceID: "uid-held", ResourceVersion: 2},
+		protocol.ResourceVersion{ResourceID: "uid-kept", ResourceVersion: 4},
+		protocol.ResourceVersion{ResourceID: "uid-unknown", ResourceVersion: 7},
+		protocol.ResourceVersion{ResourceID: "uid-elsewhere", ResourceVersion: 1})
+	deleted := map[string]bool{}
+	for range 2 {
+		e := agent.next(protocol.SpecResyncResponse)
+		deleted[e.ResourceID()] = !e.DeletionTimestamp().IsZero()
+	}
+	if !deleted["uid-unknown"] || !deleted["uid-elsewhere"] || len(deleted) != 2 {
+		t.Fatalf("resync answered %v; want deletes of uid-unknown and uid-elsewhere", deleted)
+	}
+	agent.none(protocol.SpecResyncResponse, 300*time.Millisecond)
+
+	// Applied, the bundle is the source's again: an agent holding an older generation is sent the new one.
+	if err := s.Apply("mc-1", "uid-kept", 5, testBundle(t, "cm-kept")); err != nil {
+		t.Fatal(err)
+	}
+	agent.next(protocol.SpecCreateRequest)
+	agent.resync(protocol.ResourceVersion{ResourceID: "uid-held", ResourceVersion: 2}, protocol.ResourceVersion{ResourceID: "uid-kept", ResourceVersion: 4})
+	if e := agent.next(protocol.SpecResyncResponse); e.ResourceID() != "uid-kept" || e.ResourceVersion() != 5 || !e.DeletionTimestamp().IsZero() {
+		t.Fatalf("resync answered %s at %d (deletiontimestamp %v); want uid-kept at 5", e.ResourceID(), e.ResourceVersion(), e.DeletionTimestamp())
+	}
+}
