@@ -416,33 +416,39 @@ type Resolution struct {
 
 // ResolveCluster resolves the version a cluster asks for (minor in group), which currently resolved to
 // current (empty at first). A cluster already on a release of that minor in the group stays on it: it
-// moves on only along the update graph (NextPatch), which its controller decides; a resolved version
-// never moves down, and a catalog that no longer offers it (a release pulled, say) leaves it there too.
+// moves on only along the update graph (NextPatch), which its controller decides. A resolved version never
+// moves down: when the catalog no longer offers it (a release pulled, say) and picks an older one, the
+// cluster stays where it is, unresolved, rather than be sent a downgrade; a newer pick moves it on.
 func (c *Catalog) ResolveCluster(group, minor, current string) Resolution {
 	c = c.now()
-	if held := c.held(group, minor, current); held != nil {
-		return Resolution{Desired: held.String(), Resolved: true, Reason: "Resolved",
-			Message: fmt.Sprintf("%s in channel group %s resolves to %s", minor, group, held)}
+	held := releaseOf(minor, current)
+	if held != nil {
+		if _, offered := c.find(group, held); offered {
+			return Resolution{Desired: held.String(), Resolved: true, Reason: "Resolved",
+				Message: fmt.Sprintf("%s in channel group %s resolves to %s", minor, group, held)}
+		}
 	}
 	release, ok := c.Resolve(group, minor)
-	if !ok {
+	switch {
+	case !ok:
 		return Resolution{Desired: current, Reason: "NotInCatalog",
 			Message: fmt.Sprintf("the version catalog offers no %s release in channel group %s", minor, group)}
+	case held != nil && release.Version.LessThan(held):
+		return Resolution{Desired: current, Reason: "NotInCatalog",
+			Message: fmt.Sprintf("the version catalog no longer offers %s in channel group %s, and the cluster stays on it rather than move down to %s, which %s resolves to now",
+				held, group, release.Version, minor)}
 	}
 	return Resolution{Desired: release.Version.String(), Resolved: true, Reason: "Resolved",
 		Message: fmt.Sprintf("%s in channel group %s resolves to %s", minor, group, release.Version)}
 }
 
-// held returns current when it is a release of minor that the group offers, nil otherwise.
-func (c *Catalog) held(group, minor, current string) *version.Version {
+// releaseOf parses current when it is a full version of minor, and returns nil otherwise.
+func releaseOf(minor, current string) *version.Version {
 	if current == "" { // a new cluster: not worth a parse error
 		return nil
 	}
 	v, err := version.ParseSemantic(current)
 	if err != nil || !inMinor(v, minor) {
-		return nil
-	}
-	if _, known := c.find(group, v); !known {
 		return nil
 	}
 	return v

@@ -52,14 +52,17 @@ func TestResolve(t *testing.T) {
 			t.Errorf("Resolve(stable, %q) = %v: a minor the catalog does not have", minor, r.Version)
 		}
 	}
-	// What a cluster holds is kept only when it is a release of its minor that its group offers.
+	// What a cluster holds is kept when it is a release of its minor that its group offers, and never left
+	// for an older one.
 	for _, tc := range []struct{ group, minor, current, want, reason string }{
-		{"stable", "4.20", "4.20.3", "4.20.3", "Resolved"},    // newer than stable's pick, and offered
-		{"stable", "4.20", "4.20.9", "4.20.2", "Resolved"},    // not offered (pulled, say)
-		{"stable", "4.21", "4.20.3", "4.21.0", "Resolved"},    // another minor
-		{"stable", "4.20", "4.20", "4.20.2", "Resolved"},      // not a full version
-		{"stable", "4.21", "4.21.0", "4.21.0", "Resolved"},    // stable's only patch
-		{"stable", "4.2", "4.20.3", "4.20.3", "NotInCatalog"}, // 4.2 is not 4.20
+		{"stable", "4.20", "4.20.3", "4.20.3", "Resolved"},     // newer than stable's pick, and offered
+		{"stable", "4.20", "4.20.9", "4.20.9", "NotInCatalog"}, // not offered (pulled, say), newer than the pick
+		{"stable", "4.20", "4.20.0", "4.20.2", "Resolved"},     // not offered, older than the pick: moves on
+		{"fast", "4.20", "4.20.9", "4.20.9", "NotInCatalog"},   // not offered, newer than fast's newest
+		{"stable", "4.21", "4.20.3", "4.21.0", "Resolved"},     // another minor
+		{"stable", "4.20", "4.20", "4.20.2", "Resolved"},       // not a full version
+		{"stable", "4.21", "4.21.0", "4.21.0", "Resolved"},     // stable's only patch
+		{"stable", "4.2", "4.20.3", "4.20.3", "NotInCatalog"},  // 4.2 is not 4.20
 	} {
 		if r := c.ResolveCluster(tc.group, tc.minor, tc.current); r.Desired != tc.want || r.Reason != tc.reason {
 			t.Errorf("ResolveCluster(%s, %s, %s) = %+v; want %s (%s)", tc.group, tc.minor, tc.current, r, tc.want, tc.reason)

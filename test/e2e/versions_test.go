@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
@@ -22,7 +23,8 @@ import (
 // graph changes during the test: the versions offered are the graph's; a running cluster moves along a
 // new edge without a user's action, but not along a conditional edge with a risk, nor when it opted
 // out; a minor past its end of life takes no new cluster; the service down or answering garbage changes
-// nothing; a restart serves the last good graph while the service is still down.
+// nothing; a restart serves the last good graph while the service is still down; a release pulled from
+// the graph moves no cluster or pool down, and a restart after it takes nothing off the management cluster.
 func TestVersionsFollowTheUpdateService(t *testing.T) {
 	us := updateservice.Start(t)
 	us.Set("fast-4.20", updateservice.Graph{
@@ -35,6 +37,12 @@ func TestVersionsFollowTheUpdateService(t *testing.T) {
 		"--update-service-url="+us.URL, "--update-service-channels=fast-4.20,fast-4.21", "--update-service-interval=1s",
 		"--version-lifecycle="+lifecycle)
 	s := st.server
+	// An agent that resyncs every two seconds: what a resync after a restart would delete shows at once.
+	if err := st.agent.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	st.agentArgs = append(st.agentArgs, "--resync-interval=2s")
+	st.startAgent(t)
 
 	// The versions offered are the graph's, not the compiled-in ones.
 	waitVersions(t, s, "fast-4.20.1 fast-4.20.2 fast-4.21.0")
@@ -145,6 +153,53 @@ spec:
 	s.mustKubectl(t, "apply", "-f", clusterManifest(t, "late", "4.20", ""))
 	if got := clusterVersion(t, s, "late"); got.Desired != "4.20.4" {
 		t.Errorf("a cluster created after the restart resolved to %s; want 4.20.4, the stored graph's newest fast 4.20", got.Desired)
+	}
+
+	// 4.20.3 and 4.20.4 are pulled, and fast now resolves 4.20 to 4.20.2: cluster auto and its pool, on
+	// 4.20.3, are not sent a downgrade. They stay where they are, saying why, and a restart of the server
+	// (after which nothing renders their bundles) leaves the HostedCluster and NodePool on the management
+	// cluster through the agent's resyncs.
+	us.Set("fast-4.20", updateservice.Graph{
+		Nodes: []updateservice.Node{{Version: "4.20.1"}, {Version: "4.20.2"}},
+		Edges: []updateservice.Edge{{From: "4.20.1", To: "4.20.2"}},
+	})
+	us.Up()
+	waitCluster(t, s, "auto", `jsonpath={.status.conditions[?(@.type=="VersionResolved")].reason}=NotInCatalog`)
+	if got := clusterVersion(t, s, "auto"); got.Desired != "4.20.3" || !strings.Contains(got.Message, "no longer offers 4.20.3") {
+		t.Errorf("after 4.20.3 was pulled, cluster auto is %+v; want 4.20.3 kept, saying the catalog no longer offers it", got)
+	}
+	if out, err := s.kubectl(t, "wait", `--for=jsonpath={.status.conditions[?(@.type=="Delivered")].reason}=VersionNotInCatalog`, "--timeout=60s", "nodepool/auto.workers"); err != nil {
+		desc, _ := s.kubectl(t, "get", "nodepool/auto.workers", "-o", "yaml")
+		t.Fatalf("the pool does not say its release was pulled: %v\n%s\n%s", err, out, desc)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	st.startServer(t)
+	s = st.server
+	// Four resyncs answered since the restart, the later ones after the server offered every bundle.
+	waitForMetric(t, s.Kubeconfig, `maestro_source_resyncs_total{direction="received"} 4`)
+	namespace := "ocm-dev-" + s.mustKubectl(t, "get", "hcpcluster/auto", "-o", "jsonpath={.status.clusterID}")
+	consistently(t, 3*time.Second, func() string {
+		for _, o := range []struct {
+			resource schema.GroupVersionResource
+			name     string
+		}{{hostedClusters, "auto"}, {hyperShiftNodePools, "auto-workers"}} {
+			obj, err := st.mc.Dynamic.Resource(o.resource).Namespace(namespace).Get(t.Context(), o.name, metav1.GetOptions{})
+			if err != nil || obj.GetDeletionTimestamp() != nil {
+				return fmt.Sprintf("after the restart, %s %s/%s is gone or going: %v", o.resource.Resource, namespace, o.name, err)
+			}
+		}
+		if image := hostedClusterImage(t, st, "auto"); !strings.Contains(image, ":4.20.3-") {
+			return "the HostedCluster of cluster auto runs " + image + " after the restart; want 4.20.3 kept"
+		}
+		return ""
+	})
+	if got := clusterVersion(t, s, "auto"); got.Desired != "4.20.3" || got.Reason != "NotInCatalog" {
+		t.Errorf("after the restart cluster auto is %+v; want 4.20.3 kept, NotInCatalog", got)
+	}
+	if got := s.mustKubectl(t, "get", "nodepool/auto.workers", "-o", "jsonpath={.status.provisioningState} {.status.desiredVersion}"); got != "Succeeded 4.20.3" {
+		t.Errorf("the pool is %q after the restart; want Succeeded on 4.20.3", got)
 	}
 	if rejected := us.Rejected(); len(rejected) > 0 {
 		t.Errorf("the update service refused requests the real one would refuse: %v", rejected)

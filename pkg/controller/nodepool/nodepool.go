@@ -109,9 +109,17 @@ func (a *adapter) Plan(np *v1alpha1.NodePool, consumer string) (bundle.Plan[*v1a
 		return waiting(v1alpha1.NodePoolReasonClusterNotReady,
 			withCondition(fmt.Sprintf("cluster %s is %s; its version %s is not resolved yet", cluster.Name, state(cluster), cluster.Spec.Version.ID),
 				cluster, v1alpha1.ConditionVersionResolved)), nil
-	case !ok:
+	case !ok && desired == np.Spec.Version.ID:
 		return bundle.Plan[*v1alpha1.NodePool]{Wait: func(np *v1alpha1.NodePool) {
 			failed(np, "VersionNotInCatalog", fmt.Sprintf("the version catalog has no release %s; pick another spec.version.id", desired))
+		}}, nil
+	case !ok:
+		// The release the nodes were moved to, along the graph or with their cluster, was pulled: they are
+		// not moved down, and keep what was delivered.
+		return bundle.Plan[*v1alpha1.NodePool]{Wait: func(np *v1alpha1.NodePool) {
+			setCondition(np, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "VersionNotInCatalog",
+				fmt.Sprintf("the version catalog no longer offers %s, which the nodes run; they keep what was delivered until it is offered again", desired))
+			setWaiting(np, "VersionNotInCatalog", fmt.Sprintf("the version catalog no longer offers %s", desired))
 		}}, nil
 	}
 	return bundle.Plan[*v1alpha1.NodePool]{
@@ -159,7 +167,7 @@ func (a *adapter) release(cluster *v1alpha1.HCPCluster, np *v1alpha1.NodePool) (
 	// Admission found the version in the pool's channel group, which defaults to stable when a version is set.
 	group := poolGroup(cluster, np)
 	v = np.Spec.Version.ID
-	if moved := np.Status.DesiredVersion; moved != "" && moved != v && a.movedFrom(group, v, moved) {
+	if moved := np.Status.DesiredVersion; moved != "" && moved != v && movedFrom(v, moved) {
 		v = moved
 	}
 	r, ok := a.catalog.Find(group, v)
@@ -175,16 +183,12 @@ func poolGroup(cluster *v1alpha1.HCPCluster, np *v1alpha1.NodePool) string {
 }
 
 // movedFrom says whether moved is where the update graph may have taken a pool on from: a newer patch of
-// from's minor that the catalog offers. A user's new spec.version.id (another minor, or a newer patch)
-// replaces what the graph did.
-func (a *adapter) movedFrom(group, from, moved string) bool {
+// from's minor. A user's new spec.version.id (another minor, or a newer patch) replaces what the graph
+// did; a release pulled from the catalog since does not, or the nodes would be moved down.
+func movedFrom(from, moved string) bool {
 	f, errF := version.ParseSemantic(from)
 	m, errM := version.ParseSemantic(moved)
-	if errF != nil || errM != nil || versioncatalog.MajorMinor(f) != versioncatalog.MajorMinor(m) || !m.GreaterThan(f) {
-		return false
-	}
-	_, ok := a.catalog.Find(group, moved)
-	return ok
+	return errF == nil && errM == nil && versioncatalog.MajorMinor(f) == versioncatalog.MajorMinor(m) && m.GreaterThan(f)
 }
 
 // moveAlongGraph moves a pool that names its version one edge of the update graph on, as its cluster's

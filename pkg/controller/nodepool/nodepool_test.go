@@ -529,3 +529,37 @@ func TestPoolMovesAlongTheGraph(t *testing.T) {
 		t.Errorf("after the user named 4.20.3, the pool gets %s", v)
 	}
 }
+
+// A release pulled from the catalog after the nodes moved to it (along the graph, or with their cluster)
+// does not move them down to what spec.version.id says, nor fail the pool: it waits, saying so, and what was
+// delivered stays on the management cluster.
+func TestPoolOnAPulledReleaseKeepsWhatWasDelivered(t *testing.T) {
+	for name, change := range map[string]func(*v1alpha1.HCPCluster, *v1alpha1.NodePool){
+		"moved along the graph": func(c *v1alpha1.HCPCluster, np *v1alpha1.NodePool) {
+			c.Status.Version.Actual = "4.20.99"
+			np.Status.DesiredVersion, np.Status.Version = "4.20.99", "4.20.99"
+		},
+		"following its cluster": func(c *v1alpha1.HCPCluster, np *v1alpha1.NodePool) {
+			c.Status.Version.Desired, c.Status.Version.Actual = "4.20.99", "4.20.99"
+			np.Spec.Version.ID = ""
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			publisher := controllertest.NewRecordingPublisher()
+			w := deliveredCluster()
+			w.pools[0].Status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded
+			change(w.cluster, w.pools[0])
+			c, client := newTestController(t, publisher, w)
+			c.mustSync(t, "ns/dev.workers")
+			if len(publisher.Applied) != 0 || !publisher.Kept.Has("consumer-1/pool-uid") {
+				t.Errorf("applied %v, kept %v; want nothing applied and pool-uid kept on consumer-1", publisher.Applied, publisher.Kept)
+			}
+			np := stored(t, client, "dev.workers")
+			d := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionDelivered)
+			if np.Status.ProvisioningState != v1alpha1.ProvisioningStateSucceeded || d == nil || d.Reason != "VersionNotInCatalog" ||
+				!strings.Contains(d.Message, "no longer offers 4.20.99") {
+				t.Errorf("provisioningState %s, Delivered %+v; want still Succeeded, VersionNotInCatalog naming 4.20.99", np.Status.ProvisioningState, d)
+			}
+		})
+	}
+}

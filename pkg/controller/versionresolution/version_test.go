@@ -110,3 +110,52 @@ func TestUpgradeAlongTheGraph(t *testing.T) {
 		})
 	}
 }
+
+// A release pulled from the update graph leaves the clusters that run it where they are: the catalog's pick
+// is older, and a downgrade is not the service's to send. Their bundle is not rendered again until the
+// catalog offers their release, or a newer one, again.
+func TestPulledReleaseIsNotADowngrade(t *testing.T) {
+	graph := func(versions ...string) *versioncatalog.Catalog {
+		var nodes []string
+		for _, v := range versions {
+			nodes = append(nodes, `{"version":"`+v+`","payload":"img:`+v+`","metadata":{"io.openshift.upgrades.graph.release.channels":"stable-4.20"}}`)
+		}
+		c, err := versioncatalog.Parse(strings.NewReader(`{"nodes":[` + strings.Join(nodes, ",") + `]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	catalog := versioncatalog.NewLive(graph("4.20.7", "4.20.8", "4.20.9"))
+	cluster := fixtures.HCPCluster("ns", "c")
+	cluster.Generation = 2
+	cluster.Spec.Version = v1alpha1.VersionProfile{ID: "4.20", ChannelGroup: "stable"}
+	cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded
+	cluster.Status.Version.Desired, cluster.Status.Version.Actual = "4.20.9", "4.20.9"
+	resolve := func() *metav1.Condition {
+		Resolve(cluster, catalog)
+		Upgrade(cluster, catalog)
+		return meta.FindStatusCondition(cluster.Status.Conditions, v1alpha1.ConditionVersionResolved)
+	}
+	if c := resolve(); cluster.Status.Version.Desired != "4.20.9" || c.Status != metav1.ConditionTrue {
+		t.Fatalf("on an offered release: desired %s, VersionResolved %+v; want 4.20.9 kept, True", cluster.Status.Version.Desired, c)
+	}
+
+	catalog.Replace(graph("4.20.7", "4.20.8")) // 4.20.9 pulled: stable would pick 4.20.7
+	c := resolve()
+	if cluster.Status.Version.Desired != "4.20.9" || c.Status != metav1.ConditionFalse || c.Reason != "NotInCatalog" ||
+		!strings.Contains(c.Message, "no longer offers 4.20.9") || !strings.Contains(c.Message, "4.20.7") {
+		t.Fatalf("4.20.9 pulled: desired %s, VersionResolved %+v; want 4.20.9 kept, False NotInCatalog naming both releases", cluster.Status.Version.Desired, c)
+	}
+	if image, ok := ReleaseImage(cluster, catalog); ok {
+		t.Errorf("a release image %s for a release the catalog no longer offers", image)
+	}
+
+	catalog.Replace(graph("4.20.8", "4.20.9", "4.20.10")) // back, with a newer one
+	if c := resolve(); cluster.Status.Version.Desired != "4.20.9" || c.Status != metav1.ConditionTrue {
+		t.Fatalf("4.20.9 offered again: desired %s, VersionResolved %+v; want 4.20.9, True", cluster.Status.Version.Desired, c)
+	}
+	if image, ok := ReleaseImage(cluster, catalog); !ok || image != "img:4.20.9" {
+		t.Errorf("release image %q, %v; want img:4.20.9", image, ok)
+	}
+}
