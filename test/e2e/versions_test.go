@@ -198,6 +198,11 @@ spec:
 	if got := clusterVersion(t, s, "auto"); got.Desired != "4.20.3" || got.Reason != "NotInCatalog" {
 		t.Errorf("after the restart cluster auto is %+v; want 4.20.3 kept, NotInCatalog", got)
 	}
+	// What the agent reports of the kept bundle still reaches the cluster's status.
+	waitCluster(t, s, "auto", `jsonpath={.status.conditions[?(@.type=="Delivered")].reason}=Applied`)
+	if got := s.mustKubectl(t, "get", "hcpcluster/auto", "-o", "jsonpath={.status.provisioningState}"); got != "Succeeded" {
+		t.Errorf("cluster auto is %s after the restart; want Succeeded", got)
+	}
 	if got := s.mustKubectl(t, "get", "nodepool/auto.workers", "-o", "jsonpath={.status.provisioningState} {.status.desiredVersion}"); got != "Succeeded 4.20.3" {
 		t.Errorf("the pool is %q after the restart; want Succeeded on 4.20.3", got)
 	}

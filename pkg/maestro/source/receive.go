@@ -71,6 +71,9 @@ func (s *Source) receiveStatus(logger klog.Logger, topic, consumerName string, e
 		defer s.notifyConsumers(consumerName)
 	}
 	switch {
+	case b == nil && s.kept[id] != nil && s.kept[id].consumer == consumerName:
+		s.receiveKeptLocked(logger, topic, s.kept[id], e, status, seq)
+		return
 	case b == nil:
 		s.mu.Unlock()
 		// A status of a bundle deleted meanwhile, or not given back yet after a restart: the next
@@ -112,6 +115,29 @@ func (s *Source) receiveStatus(logger klog.Logger, topic, consumerName string, e
 	}
 	handlers := s.handlers
 	s.mu.Unlock()
+	for _, h := range handlers {
+		h(accepted)
+	}
+}
+
+// receiveKeptLocked takes a status of a kept bundle as receiveStatus takes any other, and unlocks s.mu. A
+// kept bundle is never being deleted by the source.
+func (s *Source) receiveKeptLocked(logger klog.Logger, topic string, k *keptBundle, e protocol.Event, status *protocol.ManifestBundleStatus, seq uint64) {
+	generation := e.ResourceVersion()
+	if k.status != nil && (generation < k.status.Generation || (generation == k.status.Generation && seq <= k.status.SequenceID)) {
+		s.mu.Unlock()
+		s.refuse(logger, "stale", e, topic, fmt.Sprintf("older than generation %d sequence %d already received", k.status.Generation, k.status.SequenceID))
+		return
+	}
+	eventsReceived.WithLabelValues(e.Type()).Inc()
+	accepted := BundleStatus{Consumer: k.consumer, ResourceID: e.ResourceID(), Generation: generation, Status: status, Hash: e.StatusHash(), SequenceID: seq}
+	same := k.status != nil && accepted.Hash != "" && accepted.Hash == k.status.Hash
+	k.status = &accepted
+	handlers := s.handlers
+	s.mu.Unlock()
+	if same {
+		return
+	}
 	for _, h := range handlers {
 		h(accepted)
 	}

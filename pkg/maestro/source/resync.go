@@ -128,7 +128,7 @@ func (s *Source) resyncAnswersLocked(consumerName string, held map[string]int64)
 	}
 	var unknown []string
 	for id := range held {
-		if b := s.bundles[id]; (b == nil || b.consumer != consumerName) && s.kept[id] != consumerName {
+		if b, k := s.bundles[id], s.kept[id]; (b == nil || b.consumer != consumerName) && (k == nil || k.consumer != consumerName) {
 			unknown = append(unknown, id)
 		}
 	}
@@ -199,8 +199,8 @@ func (s *Source) requestStatuses(ctx context.Context, client *transport.Client, 
 	return nil
 }
 
-// statusHashesLocked lists, by resource ID, every bundle the source holds for a consumer with the hash of
-// its status. With probe, the status heard longest ago of a bundle not being deleted is listed without
+// statusHashesLocked lists, by resource ID, every bundle the source holds or keeps for a consumer with
+// the hash of its status. With probe, the status heard longest ago of a bundle not being deleted is listed without
 // its hash. answerable says an agent that is there would answer: it was sent a bundle it still holds.
 func (s *Source) statusHashesLocked(consumerName string, probe bool) (hashes []protocol.ResourceStatusHash, answerable bool) {
 	var probed *bundle
@@ -222,6 +222,16 @@ func (s *Source) statusHashesLocked(consumerName string, probe bool) (hashes []p
 		h := protocol.ResourceStatusHash{ResourceID: b.id}
 		if b.status != nil && !(probe && b == probed) {
 			h.StatusHash = b.status.Hash
+		}
+		hashes = append(hashes, h)
+	}
+	for id, k := range s.kept {
+		if k.consumer != consumerName {
+			continue
+		}
+		h := protocol.ResourceStatusHash{ResourceID: id}
+		if k.status != nil {
+			h.StatusHash = k.status.Hash
 		}
 		hashes = append(hashes, h)
 	}

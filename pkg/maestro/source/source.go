@@ -97,9 +97,9 @@ type Source struct {
 	// consumerHandlers are told of consumers whose state changed.
 	consumerHandlers []ConsumerHandler
 	synced           bool
-	// kept maps the resource IDs of bundles the source does not hold but an owner keeps (Keep) to their
-	// consumers: a resync neither sends nor deletes them.
-	kept map[string]string
+	// kept holds, by resource ID, the bundles the source does not hold but an owner keeps (Keep): a resync
+	// neither sends nor deletes them, and their statuses are taken as those of any other.
+	kept map[string]*keptBundle
 	// connected says the source is connected to the broker, since linkChanged.
 	connected   bool
 	linkChanged time.Time
@@ -138,6 +138,12 @@ type bundle struct {
 	reportedAt time.Time
 }
 
+// keptBundle is a bundle an owner keeps on its consumer without giving it, and its agent's last status.
+type keptBundle struct {
+	consumer string
+	status   *BundleStatus
+}
+
 // New checks opts and returns a Source; nothing connects until Run.
 func New(opts Options) (*Source, error) {
 	if err := protocol.ValidateID("source", opts.Source); err != nil {
@@ -174,7 +180,7 @@ func New(opts Options) (*Source, error) {
 		bundles:        map[string]*bundle{},
 		consumers:      map[string]*consumer{},
 		pendingResyncs: map[string]*protocol.ResourceVersionList{},
-		kept:           map[string]string{},
+		kept:           map[string]*keptBundle{},
 	}, nil
 }
 
@@ -253,8 +259,7 @@ func (s *Source) Apply(consumerName, id string, generation int64, spec *protocol
 	b := s.bundles[id]
 	switch {
 	case b == nil:
-		delete(s.kept, id)
-		b = &bundle{consumer: consumerName, id: id, firstGeneration: generation}
+		b = &bundle{consumer: consumerName, id: id, firstGeneration: generation, status: s.unkeepLocked(consumerName, id)}
 		s.bundles[id] = b
 	case b.consumer != consumerName:
 		return fmt.Errorf("bundle %s is placed on consumer %q, not %q: delete it there first", id, b.consumer, consumerName)
@@ -300,8 +305,7 @@ func (s *Source) Delete(consumerName, id string) error {
 	b := s.bundles[id]
 	switch {
 	case b == nil:
-		delete(s.kept, id)
-		b = &bundle{consumer: consumerName, id: id}
+		b = &bundle{consumer: consumerName, id: id, status: s.unkeepLocked(consumerName, id)}
 		s.bundles[id] = b
 	case b.consumer != consumerName:
 		return fmt.Errorf("bundle %s is placed on consumer %q, not %q", id, b.consumer, consumerName)
@@ -316,8 +320,8 @@ func (s *Source) Delete(consumerName, id string) error {
 // Keep says that resource id stays on consumer as its agent holds it, at whatever generation, while its
 // owner has nothing to give the source for it (an object waiting on something, or whose spec no longer
 // renders): after a restart the source holds no bundle of it, and a resync would otherwise delete it on
-// the agent, with everything it applied. A bundle the source holds is sent and deleted as before; Apply
-// or Delete ends the keeping.
+// the agent, with everything it applied. Its statuses are taken, and asked for, as any bundle's. A bundle
+// the source holds is sent and deleted as before; Apply or Delete ends the keeping.
 func (s *Source) Keep(consumerName, id string) error {
 	if err := protocol.ValidateID("consumer", consumerName); err != nil {
 		return err
@@ -327,10 +331,20 @@ func (s *Source) Keep(consumerName, id string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.bundles[id] == nil {
-		s.kept[id] = consumerName
+	if k := s.kept[id]; s.bundles[id] == nil && (k == nil || k.consumer != consumerName) {
+		s.kept[id] = &keptBundle{consumer: consumerName}
 	}
 	return nil
+}
+
+// unkeepLocked ends the keeping of resource id, and returns the last status of it from consumer's agent.
+func (s *Source) unkeepLocked(consumerName, id string) *BundleStatus {
+	k := s.kept[id]
+	delete(s.kept, id)
+	if k == nil || k.consumer != consumerName {
+		return nil
+	}
+	return k.status
 }
 
 // Status returns the last accepted status of resource id.

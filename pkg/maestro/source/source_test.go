@@ -599,11 +599,12 @@ func TestDeleteOfABundleTheSourceDoesNotHold(t *testing.T) {
 
 // After a restart an owner may have nothing to give for an object whose bundle the agent holds (a cluster
 // whose version the catalog no longer offers, say): kept, the bundle is neither deleted nor sent by a
-// resync, until the owner applies or deletes it. A bundle kept on another consumer is deleted as before.
+// resync, until the owner applies or deletes it, and its statuses reach the owner as any bundle's. A bundle
+// kept on another consumer is deleted as before.
 func TestKeptBundleStaysOnTheAgent(t *testing.T) {
 	b := maestrotest.StartBroker(t)
 	agent := startFakeAgent(t, b, "mc-1")
-	s, _ := startSource(t, b, Options{})
+	s, statuses := startSource(t, b, Options{})
 	// A bundle held, as the agent has it: the source is connected once the agent has its create.
 	if err := s.Apply("mc-1", "uid-held", 2, testBundle(t, "cm-held")); err != nil {
 		t.Fatal(err)
@@ -632,11 +633,25 @@ func TestKeptBundleStaysOnTheAgent(t *testing.T) {
 	}
 	agent.none(protocol.SpecResyncResponse, 300*time.Millisecond)
 
-	// Applied, the bundle is the source's again: an agent holding an older generation is sent the new one.
+	// Its agent's statuses are taken, and a status resync request names it with the hash of the last one.
+	applied := metav1.Condition{Type: protocol.ConditionApplied, Status: metav1.ConditionTrue, Reason: "Test", LastTransitionTime: metav1.Now()}
+	agent.sendStatus("mc-1", "uid-kept", 4, 0, applied)
+	if st := nextStatus(t, statuses); st.ResourceID != "uid-kept" || st.Generation != 4 || st.Deleted {
+		t.Fatalf("status %+v; want uid-kept's of generation 4", st)
+	}
+	s.mu.Lock()
+	hashes, _ := s.statusHashesLocked("mc-1", false)
+	s.mu.Unlock()
+	if !slices.Contains(hashes, protocol.ResourceStatusHash{ResourceID: "uid-kept", StatusHash: "hash-" + strconv.FormatUint(agent.seq, 10)}) {
+		t.Errorf("a status resync request names %+v; want uid-kept with its status's hash", hashes)
+	}
+
+	// Applied, the bundle is the source's again: an update, since its agent reported holding it, and an
+	// agent holding an older generation is sent the new one.
 	if err := s.Apply("mc-1", "uid-kept", 5, testBundle(t, "cm-kept")); err != nil {
 		t.Fatal(err)
 	}
-	agent.next(protocol.SpecCreateRequest)
+	agent.next(protocol.SpecUpdateRequest)
 	agent.resync(protocol.ResourceVersion{ResourceID: "uid-held", ResourceVersion: 2}, protocol.ResourceVersion{ResourceID: "uid-kept", ResourceVersion: 4})
 	if e := agent.next(protocol.SpecResyncResponse); e.ResourceID() != "uid-kept" || e.ResourceVersion() != 5 || !e.DeletionTimestamp().IsZero() {
 		t.Fatalf("resync answered %s at %d (deletiontimestamp %v); want uid-kept at 5", e.ResourceID(), e.ResourceVersion(), e.DeletionTimestamp())
