@@ -170,6 +170,7 @@ type noAgents struct{}
 func (noAgents) Apply(string, string, int64, *protocol.ManifestBundle) error { return nil }
 func (noAgents) Delete(string, string) error                                 { return nil }
 func (noAgents) Keep(string, string) error                                   { return nil }
+func (noAgents) Forget(string)                                               {}
 func (noAgents) AddStatusHandler(source.StatusHandler)                       {}
 func (noAgents) SetSynced()                                                  {}
 

@@ -30,8 +30,10 @@ type Client[T any] interface {
 type Publisher interface {
 	Apply(consumer, id string, generation int64, bundle *protocol.ManifestBundle) error
 	Delete(consumer, id string) error
-	// Keep leaves what the agent holds of a bundle as it is while the object has nothing to publish.
+	// Keep leaves what the agent holds of a bundle as it is while the object has nothing to publish;
+	// Forget ends that for an object that is gone.
 	Keep(consumer, id string) error
+	Forget(id string)
 	AddStatusHandler(source.StatusHandler)
 	SetSynced()
 }

@@ -113,6 +113,9 @@ func (r *Reconciler[T]) forget(obj any) {
 		delete(r.reports, string(m.GetUID()))
 		delete(r.published, string(m.GetUID()))
 		r.mu.Unlock()
+		// Kept after a restart and gone without a delete of its own (its placement went first): the
+		// agent's next resync deletes it.
+		r.publisher.Forget(string(m.GetUID()) + r.suffix)
 	}
 }
 

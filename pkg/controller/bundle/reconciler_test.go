@@ -322,3 +322,23 @@ func TestObjectWithNothingToPublishKeepsItsBundle(t *testing.T) {
 		})
 	}
 }
+
+// An object gone while kept (its finalizer removed without a delete of its bundle, as when its placement
+// went first) is forgotten: the agent's next resync deletes what it holds.
+func TestGoneObjectIsKeptNoMore(t *testing.T) {
+	p := controllertest.NewRecordingPublisher()
+	h := newHarnessHolding(t, p, p, "wait")
+	eventually(t, "kept", func() (bool, string) {
+		p.Lock()
+		defer p.Unlock()
+		return p.Kept.Has("consumer-1/uid-1"), fmt.Sprint(p.Kept)
+	})
+	if err := h.client.HcpV1alpha1().HCPClusters("ns").Delete(context.Background(), "dev", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "forgotten", func() (bool, string) {
+		p.Lock()
+		defer p.Unlock()
+		return !p.Kept.Has("consumer-1/uid-1"), fmt.Sprint(p.Kept)
+	})
+}

@@ -3,6 +3,7 @@ package controllertest
 
 import (
 	"maps"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -49,6 +50,16 @@ func (p *RecordingPublisher) Delete(consumer, id string) error {
 	p.Deleted.Insert(consumer + "/" + id)
 	p.Kept.Delete(consumer + "/" + id)
 	return nil
+}
+
+func (p *RecordingPublisher) Forget(id string) {
+	p.Lock()
+	defer p.Unlock()
+	for k := range p.Kept {
+		if strings.HasSuffix(k, "/"+id) {
+			p.Kept.Delete(k)
+		}
+	}
 }
 
 func (p *RecordingPublisher) Keep(consumer, id string) error {

@@ -132,7 +132,7 @@ func (s *Source) receiveKeptLocked(logger klog.Logger, topic string, k *keptBund
 	eventsReceived.WithLabelValues(e.Type()).Inc()
 	accepted := BundleStatus{Consumer: k.consumer, ResourceID: e.ResourceID(), Generation: generation, Status: status, Hash: e.StatusHash(), SequenceID: seq}
 	same := k.status != nil && accepted.Hash != "" && accepted.Hash == k.status.Hash
-	k.status = &accepted
+	k.status, k.reportedAt = &accepted, s.now()
 	handlers := s.handlers
 	s.mu.Unlock()
 	if same {

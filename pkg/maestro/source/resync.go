@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
@@ -200,10 +201,17 @@ func (s *Source) requestStatuses(ctx context.Context, client *transport.Client, 
 }
 
 // statusHashesLocked lists, by resource ID, every bundle the source holds or keeps for a consumer with
-// the hash of its status. With probe, the status heard longest ago of a bundle not being deleted is listed without
-// its hash. answerable says an agent that is there would answer: it was sent a bundle it still holds.
+// the hash of its status. With probe, the status heard longest ago of a bundle not being deleted is listed
+// without its hash. answerable says an agent that is there would answer: it was sent a bundle it still
+// holds, or reported on one kept.
 func (s *Source) statusHashesLocked(consumerName string, probe bool) (hashes []protocol.ResourceStatusHash, answerable bool) {
-	var probed *bundle
+	var probed string
+	var probedAt time.Time
+	consider := func(id string, reportedAt time.Time) {
+		if probed == "" || reportedAt.Before(probedAt) {
+			probed, probedAt = id, reportedAt
+		}
+	}
 	for _, b := range s.bundles {
 		if b.consumer != consumerName {
 			continue
@@ -211,29 +219,32 @@ func (s *Source) statusHashesLocked(consumerName string, probe bool) (hashes []p
 		if b.deleting.IsZero() && b.published > 0 {
 			answerable = true
 		}
-		if b.status != nil && b.deleting.IsZero() && (probed == nil || b.reportedAt.Before(probed.reportedAt)) {
-			probed = b
+		if b.status != nil && b.deleting.IsZero() {
+			consider(b.id, b.reportedAt)
 		}
-	}
-	for _, b := range s.bundles {
-		if b.consumer != consumerName {
-			continue
-		}
-		h := protocol.ResourceStatusHash{ResourceID: b.id}
-		if b.status != nil && !(probe && b == probed) {
-			h.StatusHash = b.status.Hash
-		}
-		hashes = append(hashes, h)
 	}
 	for id, k := range s.kept {
-		if k.consumer != consumerName {
-			continue
+		if k.consumer == consumerName && k.status != nil {
+			answerable = true
+			consider(id, k.reportedAt)
 		}
+	}
+	hash := func(id string, status *BundleStatus) {
 		h := protocol.ResourceStatusHash{ResourceID: id}
-		if k.status != nil {
-			h.StatusHash = k.status.Hash
+		if status != nil && !(probe && id == probed) {
+			h.StatusHash = status.Hash
 		}
 		hashes = append(hashes, h)
+	}
+	for _, b := range s.bundles {
+		if b.consumer == consumerName {
+			hash(b.id, b.status)
+		}
+	}
+	for id, k := range s.kept {
+		if k.consumer == consumerName {
+			hash(id, k.status)
+		}
 	}
 	slices.SortFunc(hashes, func(x, y protocol.ResourceStatusHash) int { return strings.Compare(x.ResourceID, y.ResourceID) })
 	return hashes, answerable

@@ -140,8 +140,9 @@ type bundle struct {
 
 // keptBundle is a bundle an owner keeps on its consumer without giving it, and its agent's last status.
 type keptBundle struct {
-	consumer string
-	status   *BundleStatus
+	consumer   string
+	status     *BundleStatus
+	reportedAt time.Time
 }
 
 // New checks opts and returns a Source; nothing connects until Run.
@@ -259,7 +260,13 @@ func (s *Source) Apply(consumerName, id string, generation int64, spec *protocol
 	b := s.bundles[id]
 	switch {
 	case b == nil:
-		b = &bundle{consumer: consumerName, id: id, firstGeneration: generation, status: s.unkeepLocked(consumerName, id)}
+		b = &bundle{consumer: consumerName, id: id, firstGeneration: generation}
+		if k := s.unkeepLocked(consumerName, id); k != nil {
+			b.status, b.reportedAt = k.status, k.reportedAt
+			// The agent reported this generation of a bundle whose content the source never had: it is
+			// sent all the same, once and on resyncs, as a change in place would be.
+			b.changedInPlace = k.status != nil && k.status.Generation >= generation
+		}
 		s.bundles[id] = b
 	case b.consumer != consumerName:
 		return fmt.Errorf("bundle %s is placed on consumer %q, not %q: delete it there first", id, b.consumer, consumerName)
@@ -305,7 +312,10 @@ func (s *Source) Delete(consumerName, id string) error {
 	b := s.bundles[id]
 	switch {
 	case b == nil:
-		b = &bundle{consumer: consumerName, id: id, status: s.unkeepLocked(consumerName, id)}
+		b = &bundle{consumer: consumerName, id: id}
+		if k := s.unkeepLocked(consumerName, id); k != nil {
+			b.status, b.reportedAt = k.status, k.reportedAt
+		}
 		s.bundles[id] = b
 	case b.consumer != consumerName:
 		return fmt.Errorf("bundle %s is placed on consumer %q, not %q", id, b.consumer, consumerName)
@@ -337,14 +347,22 @@ func (s *Source) Keep(consumerName, id string) error {
 	return nil
 }
 
-// unkeepLocked ends the keeping of resource id, and returns the last status of it from consumer's agent.
-func (s *Source) unkeepLocked(consumerName, id string) *BundleStatus {
+// unkeepLocked ends the keeping of resource id, and returns what was kept on consumer.
+func (s *Source) unkeepLocked(consumerName, id string) *keptBundle {
 	k := s.kept[id]
 	delete(s.kept, id)
 	if k == nil || k.consumer != consumerName {
 		return nil
 	}
-	return k.status
+	return k
+}
+
+// Forget ends the keeping of resource id, whose owner is gone without deleting it (its placement went
+// first): the agent's next resync deletes it, as any bundle the source does not know.
+func (s *Source) Forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.kept, id)
 }
 
 // Status returns the last accepted status of resource id.

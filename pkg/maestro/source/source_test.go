@@ -646,14 +646,39 @@ func TestKeptBundleStaysOnTheAgent(t *testing.T) {
 		t.Errorf("a status resync request names %+v; want uid-kept with its status's hash", hashes)
 	}
 
-	// Applied, the bundle is the source's again: an update, since its agent reported holding it, and an
-	// agent holding an older generation is sent the new one.
-	if err := s.Apply("mc-1", "uid-kept", 5, testBundle(t, "cm-kept")); err != nil {
+	// A kept bundle that has reported is probed as any other: the one heard longest ago goes without its hash.
+	s.mu.Lock()
+	hashes, _ = s.statusHashesLocked("mc-1", true)
+	s.mu.Unlock()
+	if !slices.Contains(hashes, protocol.ResourceStatusHash{ResourceID: "uid-kept"}) {
+		t.Errorf("a probe names %+v; want uid-kept, the only bundle reported on, without its hash", hashes)
+	}
+
+	// Applied at the generation its agent reported, the bundle is sent all the same, as an update: the source
+	// never had the content the agent holds. Then an agent holding an older generation is sent the newest.
+	if err := s.Apply("mc-1", "uid-kept", 4, testBundle(t, "cm-kept")); err != nil {
+		t.Fatal(err)
+	}
+	if e := agent.next(protocol.SpecUpdateRequest); e.ResourceID() != "uid-kept" || e.ResourceVersion() != 4 {
+		t.Fatalf("update_request about %s at %d; want uid-kept at 4", e.ResourceID(), e.ResourceVersion())
+	}
+	if err := s.Apply("mc-1", "uid-kept", 5, testBundle(t, "cm-kept-5")); err != nil {
 		t.Fatal(err)
 	}
 	agent.next(protocol.SpecUpdateRequest)
 	agent.resync(protocol.ResourceVersion{ResourceID: "uid-held", ResourceVersion: 2}, protocol.ResourceVersion{ResourceID: "uid-kept", ResourceVersion: 4})
 	if e := agent.next(protocol.SpecResyncResponse); e.ResourceID() != "uid-kept" || e.ResourceVersion() != 5 || !e.DeletionTimestamp().IsZero() {
 		t.Fatalf("resync answered %s at %d (deletiontimestamp %v); want uid-kept at 5", e.ResourceID(), e.ResourceVersion(), e.DeletionTimestamp())
+	}
+
+	// Forgotten (its owner gone without a delete), a kept bundle is deleted by the next resync.
+	if err := s.Keep("mc-1", "uid-orphan"); err != nil {
+		t.Fatal(err)
+	}
+	s.Forget("uid-orphan")
+	agent.resync(protocol.ResourceVersion{ResourceID: "uid-held", ResourceVersion: 2}, protocol.ResourceVersion{ResourceID: "uid-kept", ResourceVersion: 5},
+		protocol.ResourceVersion{ResourceID: "uid-orphan", ResourceVersion: 1})
+	if e := agent.next(protocol.SpecResyncResponse); e.ResourceID() != "uid-orphan" || e.DeletionTimestamp().IsZero() {
+		t.Fatalf("resync answered %s (deletiontimestamp %v); want a delete of uid-orphan", e.ResourceID(), e.DeletionTimestamp())
 	}
 }
