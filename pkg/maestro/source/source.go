@@ -243,10 +243,7 @@ func (s *Source) Run(ctx context.Context) error {
 // than its owner, whose generation it carries. Moving a bundle to another consumer is a Delete and a new
 // resource, not an Apply.
 func (s *Source) Apply(consumerName, id string, generation int64, spec *protocol.ManifestBundle) error {
-	if err := protocol.ValidateID("consumer", consumerName); err != nil {
-		return err
-	}
-	if err := protocol.ValidateID("resource ID", id); err != nil {
+	if err := validateRef(consumerName, id); err != nil {
 		return err
 	}
 	if spec == nil {
@@ -301,10 +298,7 @@ func sameBundle(x, y *protocol.ManifestBundle) bool {
 // A bundle the source does not hold (after a restart, say) is deleted all the same: the agent knows the
 // delete option from its own record, and reports Deleted at once for a bundle it never had.
 func (s *Source) Delete(consumerName, id string) error {
-	if err := protocol.ValidateID("consumer", consumerName); err != nil {
-		return err
-	}
-	if err := protocol.ValidateID("resource ID", id); err != nil {
+	if err := validateRef(consumerName, id); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -327,16 +321,21 @@ func (s *Source) Delete(consumerName, id string) error {
 	return nil
 }
 
+// validateRef checks a consumer's name and a resource ID as the topics and events carry them.
+func validateRef(consumerName, id string) error {
+	if err := protocol.ValidateID("consumer", consumerName); err != nil {
+		return err
+	}
+	return protocol.ValidateID("resource ID", id)
+}
+
 // Keep says that resource id stays on consumer as its agent holds it, at whatever generation, while its
 // owner has nothing to give the source for it (an object waiting on something, or whose spec no longer
 // renders): after a restart the source holds no bundle of it, and a resync would otherwise delete it on
 // the agent, with everything it applied. Its statuses are taken, and asked for, as any bundle's. A bundle
 // the source holds is sent and deleted as before; Apply or Delete ends the keeping.
 func (s *Source) Keep(consumerName, id string) error {
-	if err := protocol.ValidateID("consumer", consumerName); err != nil {
-		return err
-	}
-	if err := protocol.ValidateID("resource ID", id); err != nil {
+	if err := validateRef(consumerName, id); err != nil {
 		return err
 	}
 	s.mu.Lock()
