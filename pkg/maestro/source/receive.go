@@ -84,7 +84,7 @@ func (s *Source) receiveStatus(logger klog.Logger, topic, consumerName string, e
 		s.mu.Unlock()
 		s.refuse(logger, "not-placed", e, topic, fmt.Sprintf("the bundle is placed on consumer %q", b.consumer))
 		return
-	case b.status != nil && (generation < b.status.Generation || (generation == b.status.Generation && seq <= b.status.SequenceID)):
+	case b.status.newerThan(generation, seq):
 		s.mu.Unlock()
 		s.refuse(logger, "stale", e, topic, fmt.Sprintf("older than generation %d sequence %d already received", b.status.Generation, b.status.SequenceID))
 		return
@@ -124,7 +124,7 @@ func (s *Source) receiveStatus(logger klog.Logger, topic, consumerName string, e
 // kept bundle is never being deleted by the source.
 func (s *Source) receiveKeptLocked(logger klog.Logger, topic string, k *keptBundle, e protocol.Event, status *protocol.ManifestBundleStatus, seq uint64) {
 	generation := e.ResourceVersion()
-	if k.status != nil && (generation < k.status.Generation || (generation == k.status.Generation && seq <= k.status.SequenceID)) {
+	if k.status.newerThan(generation, seq) {
 		s.mu.Unlock()
 		s.refuse(logger, "stale", e, topic, fmt.Sprintf("older than generation %d sequence %d already received", k.status.Generation, k.status.SequenceID))
 		return
@@ -141,6 +141,12 @@ func (s *Source) receiveKeptLocked(logger klog.Logger, topic string, k *keptBund
 	for _, h := range handlers {
 		h(accepted)
 	}
+}
+
+// newerThan says whether st, the status held (nil when none), is at least as new as a status of generation
+// and sequence ID seq: that one is stale.
+func (st *BundleStatus) newerThan(generation int64, seq uint64) bool {
+	return st != nil && (generation < st.Generation || (generation == st.Generation && seq <= st.SequenceID))
 }
 
 // parseSequenceID reads the sequenceid extension: a decimal number that grows with every status the agent

@@ -205,12 +205,17 @@ func (s *Source) requestStatuses(ctx context.Context, client *transport.Client, 
 // without its hash. answerable says an agent that is there would answer: it was sent a bundle it still
 // holds, or reported on one kept.
 func (s *Source) statusHashesLocked(consumerName string, probe bool) (hashes []protocol.ResourceStatusHash, answerable bool) {
-	var probed string
+	probed := -1 // the index in hashes of the status heard longest ago
 	var probedAt time.Time
-	consider := func(id string, reportedAt time.Time) {
-		if probed == "" || reportedAt.Before(probedAt) {
-			probed, probedAt = id, reportedAt
+	add := func(id string, status *BundleStatus, reportedAt time.Time, probeable bool) {
+		h := protocol.ResourceStatusHash{ResourceID: id}
+		if status != nil {
+			h.StatusHash = status.Hash
+			if probeable && (probed < 0 || reportedAt.Before(probedAt)) {
+				probed, probedAt = len(hashes), reportedAt
+			}
 		}
+		hashes = append(hashes, h)
 	}
 	for _, b := range s.bundles {
 		if b.consumer != consumerName {
@@ -219,32 +224,19 @@ func (s *Source) statusHashesLocked(consumerName string, probe bool) (hashes []p
 		if b.deleting.IsZero() && b.published > 0 {
 			answerable = true
 		}
-		if b.status != nil && b.deleting.IsZero() {
-			consider(b.id, b.reportedAt)
-		}
+		add(b.id, b.status, b.reportedAt, b.deleting.IsZero())
 	}
 	for id, k := range s.kept {
-		if k.consumer == consumerName && k.status != nil {
+		if k.consumer != consumerName {
+			continue
+		}
+		if k.status != nil {
 			answerable = true
-			consider(id, k.reportedAt)
 		}
+		add(id, k.status, k.reportedAt, true)
 	}
-	hash := func(id string, status *BundleStatus) {
-		h := protocol.ResourceStatusHash{ResourceID: id}
-		if status != nil && !(probe && id == probed) {
-			h.StatusHash = status.Hash
-		}
-		hashes = append(hashes, h)
-	}
-	for _, b := range s.bundles {
-		if b.consumer == consumerName {
-			hash(b.id, b.status)
-		}
-	}
-	for id, k := range s.kept {
-		if k.consumer == consumerName {
-			hash(id, k.status)
-		}
+	if probe && probed >= 0 {
+		hashes[probed].StatusHash = ""
 	}
 	slices.SortFunc(hashes, func(x, y protocol.ResourceStatusHash) int { return strings.Compare(x.ResourceID, y.ResourceID) })
 	return hashes, answerable
