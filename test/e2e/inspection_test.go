@@ -16,6 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
@@ -54,7 +55,12 @@ func TestSREInspectsAStuckCluster(t *testing.T) {
 		if err != nil {
 			return false, err.Error()
 		}
-		return c.Status.ProvisioningState == v1alpha1.ProvisioningStateProvisioning, string(c.Status.ProvisioningState)
+		// Provisioning comes with the agent's first report, which may precede the simulator's first
+		// status; the HostedCluster's Available condition says the report has it.
+		available := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionAvailable)
+		return c.Status.ProvisioningState == v1alpha1.ProvisioningStateProvisioning && available != nil &&
+				available.Reason == "HostedClusterAvailable" && available.Status == metav1.ConditionFalse,
+			fmt.Sprintf("%s, Available %+v", c.Status.ProvisioningState, available)
 	})
 	clusterID := s.mustKubectl(t, "get", "hcpcluster/dev-cluster", "-o", "jsonpath={.status.clusterID}")
 	hcpNamespace := hypershiftsim.ControlPlaneNamespace("ocm-dev-"+clusterID, "dev")
