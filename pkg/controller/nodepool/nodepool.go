@@ -92,8 +92,8 @@ func (a *adapter) placement(np *v1alpha1.NodePool) (*v1alpha1.HCPCluster, string
 	return cluster, consumer, nil
 }
 
-// Plan waits, in Ready, until the pool's cluster can take it; a pool whose version is not in the catalog
-// is Failed, since the user has to change it.
+// Plan waits, in Ready, until the pool's cluster can take it; a pool asking for a version the catalog does
+// not offer and its nodes were never sent is Failed, since the user has to change it.
 func (a *adapter) Plan(np *v1alpha1.NodePool, consumer string) (bundle.Plan[*v1alpha1.NodePool], error) {
 	cluster, _, err := a.placement(np)
 	if err != nil {
@@ -109,16 +109,20 @@ func (a *adapter) Plan(np *v1alpha1.NodePool, consumer string) (bundle.Plan[*v1a
 		return waiting(v1alpha1.NodePoolReasonClusterNotReady,
 			withCondition(fmt.Sprintf("cluster %s is %s; its version %s is not resolved yet", cluster.Name, state(cluster), cluster.Spec.Version.ID),
 				cluster, v1alpha1.ConditionVersionResolved)), nil
-	case !ok && desired == np.Spec.Version.ID:
+	case !ok && desired == np.Spec.Version.ID && np.Status.DesiredVersion != desired:
+		// A version the pool asks for and was never sent: only the user can pick another.
 		return bundle.Plan[*v1alpha1.NodePool]{Wait: func(np *v1alpha1.NodePool) {
 			failed(np, "VersionNotInCatalog", fmt.Sprintf("the version catalog has no release %s; pick another spec.version.id", desired))
 		}}, nil
 	case !ok:
-		// The release the nodes were moved to, along the graph or with their cluster, was pulled: they are
-		// not moved down, and keep what was delivered.
+		// The release the nodes were sent (the one the pool names, or the one the graph or their cluster
+		// moved them to) was pulled: they are neither failed nor moved down, and keep what was delivered.
+		message := fmt.Sprintf("the version catalog no longer offers %s, which the nodes run; they keep what was delivered until it is offered again", desired)
+		if desired == np.Spec.Version.ID {
+			message += " or spec.version.id names another"
+		}
 		return bundle.Plan[*v1alpha1.NodePool]{Wait: func(np *v1alpha1.NodePool) {
-			setCondition(np, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "VersionNotInCatalog",
-				fmt.Sprintf("the version catalog no longer offers %s, which the nodes run; they keep what was delivered until it is offered again", desired))
+			setCondition(np, v1alpha1.ConditionDelivered, metav1.ConditionFalse, "VersionNotInCatalog", message)
 			setWaiting(np, "VersionNotInCatalog", fmt.Sprintf("the version catalog no longer offers %s", desired))
 		}}, nil
 	}

@@ -530,8 +530,9 @@ func TestPoolMovesAlongTheGraph(t *testing.T) {
 	}
 }
 
-// A release pulled from the catalog after the nodes moved to it (along the graph, or with their cluster)
-// does not move them down to what spec.version.id says, nor fail the pool: it waits, saying so, and what was
+// A release pulled from the catalog after the nodes were sent it (the one the pool names, or the one the
+// graph or their cluster moved them to) does not move them down to what spec.version.id says, nor fail
+// the pool: it waits, saying so, and what was
 // delivered stays on the management cluster.
 func TestPoolOnAPulledReleaseKeepsWhatWasDelivered(t *testing.T) {
 	for name, change := range map[string]func(*v1alpha1.HCPCluster, *v1alpha1.NodePool){
@@ -542,6 +543,11 @@ func TestPoolOnAPulledReleaseKeepsWhatWasDelivered(t *testing.T) {
 		"following its cluster": func(c *v1alpha1.HCPCluster, np *v1alpha1.NodePool) {
 			c.Status.Version.Desired, c.Status.Version.Actual = "4.20.99", "4.20.99"
 			np.Spec.Version.ID = ""
+		},
+		"pinned to it": func(c *v1alpha1.HCPCluster, np *v1alpha1.NodePool) {
+			c.Status.Version.Desired, c.Status.Version.Actual = "4.20.99", "4.20.99"
+			np.Spec.Version.ID = "4.20.99"
+			np.Status.DesiredVersion, np.Status.Version = "4.20.99", "4.20.99"
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -561,5 +567,25 @@ func TestPoolOnAPulledReleaseKeepsWhatWasDelivered(t *testing.T) {
 				t.Errorf("provisioningState %s, Delivered %+v; want still Succeeded, VersionNotInCatalog naming 4.20.99", np.Status.ProvisioningState, d)
 			}
 		})
+	}
+}
+
+// A pool asking for a release the catalog does not offer, which its nodes were never sent, is Failed: only
+// the user can pick another.
+func TestPoolAskingForAReleaseNotOfferedFails(t *testing.T) {
+	publisher := controllertest.NewRecordingPublisher()
+	w := deliveredCluster()
+	w.pools[0].Spec.Version.ID = "4.20.99"
+	w.pools[0].Status.DesiredVersion = "4.20.8"
+	c, client := newTestController(t, publisher, w)
+	c.mustSync(t, "ns/dev.workers")
+	if len(publisher.Applied) != 0 {
+		t.Errorf("applied %v, want nothing", publisher.Applied)
+	}
+	np := stored(t, client, "dev.workers")
+	d := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionDelivered)
+	if np.Status.ProvisioningState != v1alpha1.ProvisioningStateFailed || d == nil || d.Reason != "VersionNotInCatalog" ||
+		!strings.Contains(d.Message, "pick another spec.version.id") {
+		t.Errorf("provisioningState %s, Delivered %+v; want Failed, VersionNotInCatalog asking for another spec.version.id", np.Status.ProvisioningState, d)
 	}
 }
