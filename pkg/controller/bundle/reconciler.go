@@ -212,7 +212,16 @@ func (r *Reconciler[T]) offer(obj T) {
 // Were it not offered at all after a restart, the agent's next resync would delete the bundle, and with
 // it everything it applied: a control plane, a pool's machines.
 func (r *Reconciler[T]) keep(obj T, consumer string) error {
-	return r.publisher.Keep(consumer, r.bundleID(obj))
+	id := r.bundleID(obj)
+	if err := r.publisher.Keep(consumer, id); err != nil {
+		return err
+	}
+	// The object may have gone meanwhile, its forget run before this keep: the informer drops it from the
+	// indexer before it tells forget, so looking again after keeping leaves nothing kept for nobody.
+	if objs, err := r.indexer.ByIndex(ByUID, string(obj.GetUID())); err == nil && len(objs) == 0 {
+		r.publisher.Forget(id)
+	}
+	return nil
 }
 
 // OnReport is the source's status handler. It runs on the MQTT reader, so it only notes the report and
@@ -340,6 +349,8 @@ func (r *Reconciler[T]) withdraw(ctx context.Context, obj T, consumer string) er
 		// The report of the delete queues the object again.
 		return r.publisher.Delete(consumer, r.bundleID(obj))
 	}
+	// Neither sent nor reported on here, but maybe kept since a restart: the agent's next resync deletes it.
+	r.publisher.Forget(r.bundleID(obj))
 	return nil
 }
 

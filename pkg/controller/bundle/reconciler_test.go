@@ -35,7 +35,7 @@ type configMapAdapter struct {
 
 	mu sync.Mutex
 	// holding, when not empty, is why the adapter has nothing to publish: "wait", "no render",
-	// "render fails" or "plan fails".
+	// "render fails", "plan fails" or "withdraw" (it needs no bundle).
 	holding string
 }
 
@@ -65,6 +65,8 @@ func (a *configMapAdapter) Plan(c *v1alpha1.HCPCluster, consumer string) (bundle
 	switch holding {
 	case "wait":
 		return bundle.Plan[*v1alpha1.HCPCluster]{Wait: setDelivered("Waiting")}, nil
+	case "withdraw":
+		return bundle.Plan[*v1alpha1.HCPCluster]{Withdraw: true}, nil
 	case "plan fails":
 		return bundle.Plan[*v1alpha1.HCPCluster]{}, fmt.Errorf("the plan failed")
 	}
@@ -341,4 +343,32 @@ func TestGoneObjectIsKeptNoMore(t *testing.T) {
 		defer p.Unlock()
 		return !p.Kept.Has("consumer-1/uid-1"), fmt.Sprint(p.Kept)
 	})
+}
+
+// A kept bundle whose object then needs none, and was neither sent nor reported on by this process, is
+// kept no more: the agent's next resync deletes it.
+func TestWithdrawnBundleIsKeptNoMore(t *testing.T) {
+	p := controllertest.NewRecordingPublisher()
+	h := newHarnessHolding(t, p, p, "wait")
+	eventually(t, "kept", func() (bool, string) {
+		p.Lock()
+		defer p.Unlock()
+		return p.Kept.Has("consumer-1/uid-1"), fmt.Sprint(p.Kept)
+	})
+	h.adapter.hold("withdraw")
+	c := h.stored(t)
+	c.Finalizers = nil
+	if _, err := h.client.HcpV1alpha1().HCPClusters("ns").Update(context.Background(), c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "kept no more", func() (bool, string) {
+		p.Lock()
+		defer p.Unlock()
+		return !p.Kept.Has("consumer-1/uid-1"), fmt.Sprint(p.Kept)
+	})
+	p.Lock()
+	defer p.Unlock()
+	if len(p.Deleted) != 0 {
+		t.Errorf("deleted %v; want nothing sent for a bundle this process never sent", p.Deleted)
+	}
 }

@@ -101,16 +101,10 @@ func (s *Source) runProbes(ctx context.Context) {
 	}
 }
 
-// probeAll sends a probe to every consumer the source has heard from or holds bundles for.
+// probeAll sends a probe to every consumer the source has heard from, or holds or keeps bundles for.
 func (s *Source) probeAll(ctx context.Context) {
 	s.mu.Lock()
-	names := sets.New[string]()
-	for name := range s.consumers {
-		names.Insert(name)
-	}
-	for _, b := range s.bundles {
-		names.Insert(b.consumer)
-	}
+	names := s.knownConsumersLocked()
 	client := s.client
 	s.mu.Unlock()
 	for _, name := range sets.List(names) {
@@ -118,6 +112,22 @@ func (s *Source) probeAll(ctx context.Context) {
 			klog.FromContext(ctx).V(2).Info("Sending a liveness probe failed", "consumer", name, "err", err)
 		}
 	}
+}
+
+// knownConsumersLocked names every consumer the source has heard from, or holds or keeps bundles for: a
+// consumer whose agent holds only kept bundles is asked for their statuses too.
+func (s *Source) knownConsumersLocked() sets.Set[string] {
+	names := sets.New[string]()
+	for name := range s.consumers {
+		names.Insert(name)
+	}
+	for _, b := range s.bundles {
+		names.Insert(b.consumer)
+	}
+	for _, k := range s.kept {
+		names.Insert(k.consumer)
+	}
+	return names
 }
 
 // asked records that a consumer's agent was sent a probe it would answer if it is there.

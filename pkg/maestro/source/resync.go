@@ -152,12 +152,8 @@ func (s *Source) resyncAnswersLocked(consumerName string, held map[string]int64)
 func (s *Source) onConnect(ctx context.Context) {
 	s.setLink(true)
 	s.mu.Lock()
-	consumers := sets.New[string]()
-	for name := range s.consumers {
-		consumers.Insert(name)
-	}
+	consumers := s.knownConsumersLocked()
 	for _, b := range s.bundles {
-		consumers.Insert(b.consumer)
 		// What failed while the connection was down goes out now, not when its backoff (up to 30 s) ends.
 		if b.published < b.generation || b.publishedDeleting != !b.deleting.IsZero() || (b.changedInPlace && b.publishedRevision < b.revision) {
 			s.bundleQueue.Forget(b.id)

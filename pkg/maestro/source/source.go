@@ -364,12 +364,15 @@ func (s *Source) Forget(id string) {
 	delete(s.kept, id)
 }
 
-// Status returns the last accepted status of resource id.
+// Status returns the last accepted status of resource id, held or kept.
 func (s *Source) Status(id string) (BundleStatus, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b := s.bundles[id]; b != nil && b.status != nil {
 		return *b.status, true
+	}
+	if k := s.kept[id]; s.bundles[id] == nil && k != nil && k.status != nil {
+		return *k.status, true
 	}
 	return BundleStatus{}, false
 }

@@ -682,3 +682,66 @@ func TestKeptBundleStaysOnTheAgent(t *testing.T) {
 		t.Fatalf("resync answered %s (deletiontimestamp %v); want a delete of uid-orphan", e.ResourceID(), e.DeletionTimestamp())
 	}
 }
+
+// An agent the source holds only kept bundles for, one that never speaks unless asked (as the OCM work
+// agent between its reconnects), is still asked for their statuses; a status of a newer generation with
+// the hash of the last one reaches the handlers; and a kept bundle its agent reports deleted is kept no
+// more.
+func TestKeptBundlesAreAskedForAndFollowed(t *testing.T) {
+	b := maestrotest.StartBroker(t)
+	agent := startFakeAgent(t, b, "mc-kept")
+	s, statuses := startSource(t, b, Options{LivenessInterval: time.Hour})
+	awaitLink(t, s)
+	if err := s.Keep("mc-kept", "uid-kept"); err != nil {
+		t.Fatal(err)
+	}
+	s.SetSynced()
+	s.probeAll(testContext(t))
+	request, err := agent.next(protocol.StatusResyncRequest).StatusHashes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(request.Hashes, protocol.ResourceStatusHash{ResourceID: "uid-kept"}) {
+		t.Fatalf("the probe of an agent holding only a kept bundle asks for %+v; want uid-kept", request.Hashes)
+	}
+
+	applied := metav1.Condition{Type: protocol.ConditionApplied, Status: metav1.ConditionTrue, Reason: "Test", LastTransitionTime: metav1.Now()}
+	agent.sendStatus("mc-kept", "uid-kept", 3, 0, applied)
+	first := nextStatus(t, statuses)
+	if got, ok := s.Status("uid-kept"); !ok || got.Generation != 3 {
+		t.Errorf("Status(uid-kept) = %+v, %v; want the kept bundle's status of generation 3", got, ok)
+	}
+	// The same content at the next generation (a publish that reached the agent after a restart).
+	e, err := protocol.NewStatusEvent(testSource, protocol.ActionUpdateRequest,
+		protocol.BundleRef{ClusterName: "mc-kept", ResourceID: "uid-kept", ResourceVersion: 4},
+		&protocol.ManifestBundleStatus{Conditions: []metav1.Condition{applied}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent.seq++
+	e.SetSequenceID(strconv.FormatUint(agent.seq, 10))
+	e.SetStatusHash(first.Hash)
+	agent.publish(e)
+	if st := nextStatus(t, statuses); st.ResourceID != "uid-kept" || st.Generation != 4 {
+		t.Fatalf("status %+v; want uid-kept's of generation 4, its hash unchanged", st)
+	}
+
+	deleted := metav1.Condition{Type: protocol.ConditionDeleted, Status: metav1.ConditionTrue, Reason: "Test", LastTransitionTime: metav1.Now()}
+	agent.sendStatus("mc-kept", "uid-kept", 4, 0, deleted)
+	for deadline := time.Now().Add(timeout); ; time.Sleep(10 * time.Millisecond) {
+		s.mu.Lock()
+		kept := s.kept["uid-kept"] != nil
+		s.mu.Unlock()
+		if !kept {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a kept bundle its agent reports deleted is still kept")
+		}
+	}
+	select {
+	case st := <-statuses:
+		t.Errorf("the delete of a kept bundle reached the handlers: %+v", st)
+	default:
+	}
+}
