@@ -394,6 +394,7 @@ func TestApplyReport(t *testing.T) {
 		readyMsg    string
 		progressing string // reason of Progressing
 		replicas    int32
+		asks        int32 // spec.replicas, when not the fixture's 3
 	}{
 		{name: "nothing reported yet", generation: 1, state: v1alpha1.ProvisioningStateAccepted, desired: "4.20.8",
 			wantState: v1alpha1.ProvisioningStateAccepted, delivered: "Pending",
@@ -427,6 +428,14 @@ func TestApplyReport(t *testing.T) {
 			report:    ptr.To(nodePoolStatus(1, true, "True", 3, "4.20.8", "False")),
 			wantState: v1alpha1.ProvisioningStateUpdating, delivered: "Pending", progressing: "WaitingForNodes", replicas: 3,
 			ready: metav1.ConditionTrue, readyReason: "NodePoolReady", readyMsg: "as reported"},
+		{name: "scaled, the new nodes not there yet", generation: 2, state: v1alpha1.ProvisioningStateUpdating, desired: "4.20.8", asks: 5,
+			report:    ptr.To(nodePoolStatus(2, true, "True", 3, "4.20.8", "False")),
+			wantState: v1alpha1.ProvisioningStateUpdating, delivered: "Applied", progressing: "Scaling", replicas: 3,
+			ready: metav1.ConditionTrue, readyReason: "NodePoolReady", readyMsg: "as reported"},
+		{name: "scaled, the new nodes there", generation: 2, state: v1alpha1.ProvisioningStateUpdating, desired: "4.20.8", asks: 5,
+			report:    ptr.To(nodePoolStatus(2, true, "True", 5, "4.20.8", "False")),
+			wantState: v1alpha1.ProvisioningStateSucceeded, delivered: "Applied", progressing: "AsDesired", replicas: 5,
+			ready: metav1.ConditionTrue, readyReason: "NodePoolReady", readyMsg: "as reported"},
 		{name: "an upgrade under way", generation: 2, state: v1alpha1.ProvisioningStateUpdating, desired: "4.20.9",
 			report:    ptr.To(nodePoolStatus(2, true, "True", 3, "4.20.8", "True")),
 			wantState: v1alpha1.ProvisioningStateUpdating, delivered: "Applied", progressing: "UpdatingVersion", replicas: 3,
@@ -440,6 +449,9 @@ func TestApplyReport(t *testing.T) {
 			np := deliveredCluster().pools[0]
 			np.Generation = tc.generation
 			np.Status.ProvisioningState = tc.state
+			if tc.asks != 0 {
+				np.Spec.Replicas = ptr.To(tc.asks)
+			}
 			if tc.before != nil {
 				np.Status.Conditions = []metav1.Condition{*tc.before}
 			}

@@ -65,7 +65,10 @@ func applyReport(np *v1alpha1.NodePool, st source.BundleStatus, reported bool, c
 	updatingVersion := values[render.FeedbackUpdatingVersion] == string(metav1.ConditionTrue)
 	updatingConfig := values[render.FeedbackUpdatingConfig] == string(metav1.ConditionTrue)
 	ready := meta.IsStatusConditionTrue(np.Status.Conditions, v1alpha1.ConditionReady)
-	done := st.Generation == np.Generation && ready && np.Status.Version == desired && !updatingVersion && !updatingConfig
+	// A pool of a fixed size is done once it has as many nodes as it asks for: HyperShift's Ready stays
+	// True while a pool scales.
+	scaling := np.Spec.AutoScaling == nil && np.Spec.Replicas != nil && np.Status.Replicas != *np.Spec.Replicas
+	done := st.Generation == np.Generation && ready && np.Status.Version == desired && !updatingVersion && !updatingConfig && !scaling
 	switch {
 	case done:
 		setCondition(np, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsDesired",
@@ -75,6 +78,9 @@ func applyReport(np *v1alpha1.NodePool, st source.BundleStatus, reported bool, c
 			fmt.Sprintf("the nodes move from %s to %s", np.Status.Version, desired))
 	case updatingConfig:
 		setCondition(np, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "UpdatingConfig", "the nodes take the new configuration")
+	case scaling && ready && st.Generation == np.Generation:
+		setCondition(np, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Scaling",
+			fmt.Sprintf("the pool has %d nodes and asks for %d", np.Status.Replicas, *np.Spec.Replicas))
 	default:
 		setCondition(np, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "WaitingForNodes",
 			fmt.Sprintf("waiting for the nodes to be ready at %s", desired))
