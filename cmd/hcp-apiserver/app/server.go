@@ -156,7 +156,17 @@ func Run(ctx context.Context, o *Options) error {
 			return fmt.Errorf("the update service's graph: %w", err)
 		}
 		defer versionsClient.Close()
-		go o.Versions.followStoredGraph(ctx, versionsClient, completed.Catalog, completed.Lifecycle)
+		// A cluster created right after a restart resolves its version against the stored graph, not the
+		// built-in one: serving waits for the first read, unless etcd does not answer it soon.
+		read := make(chan struct{})
+		go o.Versions.followStoredGraph(ctx, versionsClient, completed.Catalog, completed.Lifecycle, read)
+		select {
+		case <-read:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(storedGraphWait):
+			logger.Info("The stored graph of the update service was not read in time; serving the built-in catalog until it is", "waited", storedGraphWait)
+		}
 	}
 	var newSource func() (*source.Source, error)
 	if o.Maestro.enabled() {

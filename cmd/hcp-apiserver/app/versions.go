@@ -118,11 +118,14 @@ func (o *VersionOptions) channels(lifecycle *versioncatalog.Lifecycle) []string 
 // updateServiceGraphKey is where etcd keeps the last good graph of the update service.
 const updateServiceGraphKey = "/hcp-apiserver/update-service/graph"
 
+// storedGraphWait is how long a starting server waits to read the stored graph before serving.
+const storedGraphWait = 10 * time.Second
+
 // followStoredGraph replaces catalog with the update service's graph that etcd keeps, at once and each
-// time the leader stores a new one, until ctx ends. Every replica runs it: a graph changes as a whole, so
-// every replica swaps it in one step from one key, and a restart serves the last good graph before the
-// service answers again.
-func (o *VersionOptions) followStoredGraph(ctx context.Context, client *clientv3.Client, catalog *versioncatalog.Catalog, lifecycle *versioncatalog.Lifecycle) {
+// time the leader stores a new one, until ctx ends; it closes read once it has read the key the first
+// time. Every replica runs it: a graph changes as a whole, so every replica swaps it in one step from one
+// key, and a restart serves the last good graph before the service answers again.
+func (o *VersionOptions) followStoredGraph(ctx context.Context, client *clientv3.Client, catalog *versioncatalog.Catalog, lifecycle *versioncatalog.Lifecycle, read chan<- struct{}) {
 	logger := klog.FromContext(ctx).WithValues("key", updateServiceGraphKey)
 	apply := func(graph []byte) {
 		next, err := versioncatalog.Parse(bytes.NewReader(graph))
@@ -145,6 +148,10 @@ func (o *VersionOptions) followStoredGraph(ctx context.Context, client *clientv3
 		}
 		if len(resp.Kvs) > 0 {
 			apply(resp.Kvs[0].Value)
+		}
+		if read != nil {
+			close(read)
+			read = nil
 		}
 		for wr := range client.Watch(clientv3.WithRequireLeader(ctx), updateServiceGraphKey, clientv3.WithRev(resp.Header.Revision+1)) {
 			if wr.Err() != nil {
