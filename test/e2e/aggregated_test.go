@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,6 +93,8 @@ func TestAggregatedModeDelegatesToKubeAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// hcp-apiserver would remember a refusal from before kube-apiserver's RBAC saw the binding.
+	waitUntilAllowed(t, mc, "viewer", "list", "hcpclusters", "")
 	viewer := clientAs(token.Status.Token)
 	if list, err := viewer.HcpV1alpha1().HCPClusters("default").List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 1 {
 		t.Errorf("the viewer lists %v (err %v), want dev", list, err)
@@ -163,16 +167,17 @@ func testDeployRoles(t *testing.T, mc *framework.ManagementCluster, clientAs fun
 	}
 	canDo = func(user, verb, resource, subresource string) bool {
 		t.Helper()
-		review, err := mc.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: "system:serviceaccount:default:" + user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default"},
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: verb,
-				Group: "hcp.aro.azure.com", Resource: resource, Subresource: subresource},
-		}}, metav1.CreateOptions{})
+		review, err := accessReview(ctx, mc, user, verb, resource, subresource)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return review.Status.Allowed
+		return review.Allowed
 	}
+	// What each user may do, once kube-apiserver's RBAC has seen its binding; then what it may not.
+	waitUntilAllowed(t, mc, "bgc-viewer", "list", "breakglasscredentials", "")
+	waitUntilAllowed(t, mc, "bgc-admin", "get", "breakglasscredentials", "kubeconfig")
+	waitUntilAllowed(t, mc, "ea-editor", "create", "externalauths", "")
+	waitUntilAllowed(t, mc, "sre", "create", "clusterinspections", "")
 	if !canI("bgc-viewer", "list", "") {
 		t.Errorf("hcp-viewer may not list breakglasscredentials, want it may")
 	}
@@ -264,4 +269,32 @@ func testDeployRoles(t *testing.T, mc *framework.ManagementCluster, clientAs fun
 	if err := inspectAs("sre"); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.clusterName") {
 		t.Errorf("hcp-sre inspects a cluster that does not exist: %v, want 422 naming spec.clusterName", err)
 	}
+}
+
+// waitUntilAllowed waits until kube-apiserver allows the service account user of the default namespace
+// verb on an hcp.aro.azure.com resource: its RBAC authorizer decides from its informers' copies of Roles
+// and bindings, which learn of a new one a moment after its create is answered.
+func waitUntilAllowed(t *testing.T, mc *framework.ManagementCluster, user, verb, resource, subresource string) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%s allowed to %s %s", user, verb, path.Join(resource, subresource)), func() (bool, string) {
+		review, err := accessReview(t.Context(), mc, user, verb, resource, subresource)
+		if err != nil {
+			return false, err.Error()
+		}
+		return review.Allowed, review.Reason
+	})
+}
+
+// accessReview asks kube-apiserver whether the service account user of the default namespace may verb an
+// hcp.aro.azure.com resource there.
+func accessReview(ctx context.Context, mc *framework.ManagementCluster, user, verb, resource, subresource string) (authorizationv1.SubjectAccessReviewStatus, error) {
+	review, err := mc.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: "system:serviceaccount:default:" + user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: verb,
+			Group: "hcp.aro.azure.com", Resource: resource, Subresource: subresource},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		return authorizationv1.SubjectAccessReviewStatus{}, err
+	}
+	return review.Status, nil
 }

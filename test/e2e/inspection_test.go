@@ -64,6 +64,24 @@ func TestSREInspectsAStuckCluster(t *testing.T) {
 	})
 	clusterID := s.mustKubectl(t, "get", "hcpcluster/dev-cluster", "-o", "jsonpath={.status.clusterID}")
 	hcpNamespace := hypershiftsim.ControlPlaneNamespace("ocm-dev-"+clusterID, "dev")
+	// The simulator makes the control plane's pods and events a moment after the HostedCluster's status.
+	waitFor(t, "kube-apiserver crash-looping and its BackOff event on the management cluster", func() (bool, string) {
+		pods, err := mc.Kube.CoreV1().Pods(hcpNamespace).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		events, err := mc.Kube.CoreV1().Events(hcpNamespace).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		crashing := slices.ContainsFunc(pods.Items, func(p corev1.Pod) bool {
+			return slices.ContainsFunc(p.Status.ContainerStatuses, func(c corev1.ContainerStatus) bool {
+				return c.State.Waiting != nil && c.State.Waiting.Reason == "CrashLoopBackOff"
+			})
+		})
+		backOff := slices.ContainsFunc(events.Items, func(e corev1.Event) bool { return e.Reason == "BackOff" })
+		return crashing && backOff, fmt.Sprintf("%d pods, crash-looping %v; %d events, BackOff %v", len(pods.Items), crashing, len(events.Items), backOff)
+	})
 
 	const reason = "ICM-4711: dev-cluster has been Provisioning for an hour"
 	out, _ := inspect(t, s, "dev-cluster", "--reason", reason)

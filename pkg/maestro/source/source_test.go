@@ -481,10 +481,15 @@ func TestRepublishUntilAcknowledged(t *testing.T) {
 	}
 	agent.sendStatus("mc-1", "uid-1", 1, 0)
 	nextStatus(t, statuses)
-	// Acknowledged: nothing more.
-	time.Sleep(100 * time.Millisecond)
-	for len(agent.events) > 0 {
-		<-agent.events
+	// Acknowledged: nothing more, once a republish decided just before the status came has arrived (it is
+	// published as soon as it is decided; a republish interval is ample for it to arrive).
+	for drained := time.After(300 * time.Millisecond); ; {
+		select {
+		case <-agent.events:
+			continue
+		case <-drained:
+		}
+		break
 	}
 	agent.none(protocol.SpecCreateRequest, time.Second)
 }
