@@ -135,8 +135,12 @@ func applyTags(a *applier, annotations map[string]string, tags map[string]string
 	setTags(annotations, tags)
 }
 
-// setTags stores a PUT's tags; a PUT without tags clears them, as a PUT replaces the resource.
+// setTags stores a PUT's tags. As the public service does, a PUT without tags leaves the resource's as
+// they are, and tags sent, even none ({}), replace them.
 func setTags(annotations map[string]string, tags map[string]string) {
+	if tags == nil {
+		return
+	}
 	if len(tags) == 0 {
 		delete(annotations, AnnotationTags)
 		return

@@ -323,3 +323,47 @@ func TestClusterKeepsTheIdentityURLOfItsCreate(t *testing.T) {
 		t.Error("the ARM body shows the identities' data plane URL, which ARM keeps to itself")
 	}
 }
+
+// TestReplaceKeepsTagsItDoesNotSend: as the public service does, a PUT that replaces a cluster or node
+// pool without tags leaves theirs as they were, tags sent replace them, and {} clears them.
+func TestReplaceKeepsTagsItDoesNotSend(t *testing.T) {
+	cluster := withClusterStatus(createCluster(t, V20260901Preview, fullClusterBody))
+	pool := withNodePoolStatus(createNodePool(t, V20260901Preview, fullNodePoolBody))
+	for _, tt := range []struct {
+		name     string
+		tags     any // nil: left out
+		wantPool string
+		want     string // the cluster's tags annotation, "" for none
+	}{
+		{name: "left out", want: `{"Team":"ARO","env":"dev"}`, wantPool: `{"pool":"workers"}`},
+		{name: "sent", tags: map[string]string{"env": "prod"}, want: `{"env":"prod"}`, wantPool: `{"env":"prod"}`},
+		{name: "emptied", tags: map[string]string{}, want: "", wantPool: ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			body := jsonMap(t, clusterJSON(t, V20260901Preview, cluster))
+			delete(body, "tags")
+			if tt.tags != nil {
+				body["tags"] = tt.tags
+			}
+			got, errs := ClusterFromARM(Request{APIVersion: V20260901Preview, ResourceID: testClusterID, Body: mustJSON(t, body)}, cluster)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			if tags := got.Annotations[AnnotationTags]; tags != tt.want {
+				t.Errorf("the cluster's tags are %q, want %q", tags, tt.want)
+			}
+			body = jsonMap(t, nodePoolJSON(t, V20260901Preview, pool))
+			delete(body, "tags")
+			if tt.tags != nil {
+				body["tags"] = tt.tags
+			}
+			gotPool, errs := NodePoolFromARM(Request{APIVersion: V20260901Preview, ResourceID: testPoolID, Body: mustJSON(t, body)}, pool)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			if tags := gotPool.Annotations[AnnotationTags]; tags != tt.wantPool {
+				t.Errorf("the node pool's tags are %q, want %q", tags, tt.wantPool)
+			}
+		})
+	}
+}

@@ -128,7 +128,8 @@ func (f *Frontend) newRoutes() []*route {
 			map[string]handlerFunc{get: f.getOperationStatus}),
 		newRoute(location+"/hcpoperationresults/{operation}", resourceVersions, results, gated,
 			map[string]handlerFunc{get: f.getOperationResult}),
-		newRoute(rg+provider+"/deployments/{deployment}/preflight", resourceVersions, deployments, gated,
+		// ARM calls preflight with its own api-version (2020-06-01), as it defines the endpoint.
+		newRoute(rg+provider+"/deployments/{deployment}/preflight", anyVersion, deployments, gated,
 			map[string]handlerFunc{post: f.preflight}),
 		newRoute("/healthz", anyVersion, "", !gated, map[string]handlerFunc{get: f.healthz}),
 		newRoute("/location", anyVersion, "", !gated, map[string]handlerFunc{get: f.getLocation}),

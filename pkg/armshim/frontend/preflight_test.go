@@ -51,7 +51,8 @@ func TestPreflight(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f, _ := newTestFrontend(t, subscription(hcpv1alpha1.ARMSubscriptionRegistered))
-			rec := call(f, "POST", testRGPath+"/providers/Microsoft.RedHatOpenShift/deployments/d1/preflight?api-version="+testAPI,
+			// ARM's own api-version: each resource names its own.
+			rec := call(f, "POST", testRGPath+"/providers/Microsoft.RedHatOpenShift/deployments/d1/preflight?api-version=2020-06-01",
 				`{"resources":[`+strings.Join(tt.resources, ",")+`]}`)
 			var got preflightResponse
 			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != 200 {
