@@ -219,6 +219,7 @@ func TestClusterBundle(t *testing.T) {
 				render.FeedbackAvailable, render.FeedbackAvailableMessage, render.FeedbackProgressing, render.FeedbackProgressingMessage,
 				render.FeedbackDegraded, render.FeedbackDegradedMessage, render.FeedbackVersionHistory, render.FeedbackControlPlaneVersionHistory,
 				render.FeedbackAPIHost, render.FeedbackAPIPort, render.FeedbackExternalAuth, render.FeedbackOIDCClients,
+				render.FeedbackGeneration, render.FeedbackObservedGeneration,
 			}
 			checkFeedbackNames(t, b, map[int][]string{2: {render.FeedbackAPIAddress}, 3: {render.FeedbackAppsAddress}, 4: wantFeedback})
 		})

@@ -141,6 +141,7 @@ func TestClusterBundleWithExternalAuth(t *testing.T) {
 		render.FeedbackAvailable, render.FeedbackAvailableMessage, render.FeedbackProgressing, render.FeedbackProgressingMessage,
 		render.FeedbackDegraded, render.FeedbackDegradedMessage, render.FeedbackVersionHistory, render.FeedbackControlPlaneVersionHistory,
 		render.FeedbackAPIHost, render.FeedbackAPIPort, render.FeedbackExternalAuth, render.FeedbackOIDCClients,
+		render.FeedbackGeneration, render.FeedbackObservedGeneration,
 	}
 	checkFeedbackNames(t, b, map[int][]string{4: {render.FeedbackAPIAddress}, 5: {render.FeedbackAppsAddress}, 6: wantFeedback})
 }

@@ -10,6 +10,16 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 )
 
+// The names of the fields the agent reports back for a HostedCluster and a NodePool both: with them, a
+// report tells whether HyperShift has looked at the object's newest spec yet (bundle.Observed).
+const (
+	// FeedbackGeneration is the object's metadata.generation on the management cluster.
+	FeedbackGeneration = "generation"
+	// FeedbackObservedGeneration is the generation HyperShift last set the object's conditions on
+	// (Available's for a HostedCluster, Ready's for a NodePool).
+	FeedbackObservedGeneration = "observedGeneration"
+)
+
 // The names of the status fields the agent reports back for a HostedCluster. Condition statuses
 // are "True", "False" or "Unknown"; a field the object does not have yet is left out of the
 // report.
@@ -96,6 +106,8 @@ var hostedClusterFeedback = []protocol.JSONPath{
 	{Name: FeedbackAPIPort, Path: ".status.controlPlaneEndpoint.port"},
 	{Name: FeedbackExternalAuth, Path: ".metadata.annotations." + escapeDots(ExternalAuthAnnotation)},
 	{Name: FeedbackOIDCClients, Path: ".status.configuration.authentication.oidcClients"},
+	{Name: FeedbackGeneration, Path: ".metadata.generation"},
+	{Name: FeedbackObservedGeneration, Path: conditionPath("Available", "observedGeneration")},
 }
 
 var routerFeedback = []protocol.JSONPath{
@@ -113,6 +125,8 @@ var nodePoolFeedback = []protocol.JSONPath{
 	{Name: FeedbackUpdatingConfig, Path: conditionPath("UpdatingConfig", "status")},
 	{Name: FeedbackReplicas, Path: ".status.replicas"},
 	{Name: FeedbackVersion, Path: ".status.version"},
+	{Name: FeedbackGeneration, Path: ".metadata.generation"},
+	{Name: FeedbackObservedGeneration, Path: conditionPath("Ready", "observedGeneration")},
 }
 
 var csrFeedback = []protocol.JSONPath{

@@ -34,12 +34,14 @@ func TestFeedbackReadsHyperShiftStatus(t *testing.T) {
 	history := `[{"completionTime":"2026-11-29T12:20:00Z","image":"quay.io/openshift-release-dev/ocp-release:4.20.8-multi",` +
 		`"startedTime":"2026-11-29T12:00:00Z","state":"Completed","verified":false,"version":"4.20.8"}]`
 	want := map[string]string{
-		render.FeedbackAvailable:      "True",
-		render.FeedbackProgressing:    "False",
-		render.FeedbackDegraded:       "False",
-		render.FeedbackVersionHistory: history,
-		render.FeedbackAPIHost:        "api-mycluster.ab12.eastus.example.com",
-		render.FeedbackAPIPort:        "443",
+		render.FeedbackAvailable:          "True",
+		render.FeedbackProgressing:        "False",
+		render.FeedbackDegraded:           "False",
+		render.FeedbackVersionHistory:     history,
+		render.FeedbackAPIHost:            "api-mycluster.ab12.eastus.example.com",
+		render.FeedbackAPIPort:            "443",
+		render.FeedbackGeneration:         "1",
+		render.FeedbackObservedGeneration: "1",
 	}
 	for name, value := range want {
 		if got := hc[name]; got != value {
@@ -62,6 +64,9 @@ func TestFeedbackReadsHyperShiftStatus(t *testing.T) {
 		render.FeedbackUpdatingConfig:  "False",
 		render.FeedbackReplicas:        "3",
 		render.FeedbackVersion:         "4.20.24",
+		// Being deleted, a generation HyperShift has not set its conditions on.
+		render.FeedbackGeneration:         "4",
+		render.FeedbackObservedGeneration: "3",
 	}
 	if !apiequality.Semantic.DeepEqual(wantPool, np) {
 		t.Errorf("NodePool feedback (-want +got):\n%s", diff.Diff(wantPool, np))

@@ -22,7 +22,7 @@ import (
 
 var nodePoolFeedback = []string{
 	render.FeedbackReady, render.FeedbackReadyMessage, render.FeedbackUpdatingVersion, render.FeedbackUpdatingConfig,
-	render.FeedbackReplicas, render.FeedbackVersion,
+	render.FeedbackReplicas, render.FeedbackVersion, render.FeedbackGeneration, render.FeedbackObservedGeneration,
 }
 
 func TestNodePoolBundleWithDefaults(t *testing.T) {

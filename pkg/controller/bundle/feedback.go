@@ -11,6 +11,7 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/protocol"
 	"github.com/aro-hcp/hcp-apiserver/pkg/maestro/source"
+	"github.com/aro-hcp/hcp-apiserver/pkg/render"
 )
 
 // Feedback returns the feedback values the agent reported of the manifests of kind in a bundle, as
@@ -35,6 +36,19 @@ func Feedback(status *protocol.ManifestBundleStatus, kind string) map[string]str
 		}
 	}
 	return values
+}
+
+// Observed says whether the operator of an applied object has looked at its newest spec: the generation
+// it set the object's conditions on is the object's on the management cluster. Right after an apply the
+// agent reports the new spec with the conditions of the old one, which say nothing yet of the change. A
+// report without the two (an object whose operator sets no observedGeneration) counts as observed.
+func Observed(values map[string]string) bool {
+	generation, err := strconv.ParseInt(values[render.FeedbackGeneration], 10, 64)
+	if err != nil {
+		return true
+	}
+	observed, err := strconv.ParseInt(values[render.FeedbackObservedGeneration], 10, 64)
+	return err != nil || observed >= generation
 }
 
 // Refusals lists why the management cluster did not apply a bundle's manifests.

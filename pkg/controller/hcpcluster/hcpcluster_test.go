@@ -275,6 +275,16 @@ func hostedClusterStatus(generation int64, applied bool, available string, histo
 	}}
 }
 
+// seenBy adds to a report the HostedCluster's generation on the management cluster and the one HyperShift
+// set its conditions on.
+func seenBy(st source.BundleStatus, generation, observed int64) source.BundleStatus {
+	values := &st.Status.ResourceStatus[2].StatusFeedback.Values
+	*values = append(*values,
+		protocol.FeedbackValue{Name: render.FeedbackGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: &generation}},
+		protocol.FeedbackValue{Name: render.FeedbackObservedGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: &observed}})
+	return st
+}
+
 func TestApplyReport(t *testing.T) {
 	completed, _ := json.Marshal([]map[string]string{{"version": "4.20.8", "state": "Completed"}})
 	partial, _ := json.Marshal([]map[string]string{{"version": "4.20.8", "state": "Partial"}})
@@ -299,6 +309,10 @@ func TestApplyReport(t *testing.T) {
 			report: ptr.To(hostedClusterStatus(1, true, "True", string(completed))), wantState: v1alpha1.ProvisioningStateSucceeded, delivered: "Applied"},
 		{name: "refused by the management cluster", generation: 1, state: v1alpha1.ProvisioningStateProvisioning,
 			report: ptr.To(hostedClusterStatus(1, false, "", "")), wantState: v1alpha1.ProvisioningStateFailed, delivered: "ApplyFailed"},
+		{name: "a change of settings HyperShift has not looked at yet", generation: 2, state: v1alpha1.ProvisioningStateUpdating,
+			report: ptr.To(seenBy(hostedClusterStatus(2, true, "True", string(completed)), 3, 2)), wantState: v1alpha1.ProvisioningStateUpdating, delivered: "Applied"},
+		{name: "a change of settings HyperShift took", generation: 2, state: v1alpha1.ProvisioningStateUpdating,
+			report: ptr.To(seenBy(hostedClusterStatus(2, true, "True", string(completed)), 3, 3)), wantState: v1alpha1.ProvisioningStateSucceeded, delivered: "Applied"},
 		{name: "an update not reported yet", generation: 2, state: v1alpha1.ProvisioningStateUpdating,
 			report: ptr.To(hostedClusterStatus(1, true, "True", string(completed))), wantState: v1alpha1.ProvisioningStateUpdating, delivered: "Pending"},
 	} {

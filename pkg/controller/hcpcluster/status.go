@@ -76,7 +76,9 @@ func applyReport(cluster *v1alpha1.HCPCluster, st source.BundleStatus, reported 
 		cluster.Status.Console.Address = address
 	}
 
-	succeeded := st.Generation == cluster.Generation &&
+	// HyperShift has to have looked at the HostedCluster as applied: a change of the cluster's settings
+	// leaves it Available, on its version, the moment it is applied.
+	succeeded := st.Generation == cluster.Generation && bundle.Observed(values) &&
 		meta.IsStatusConditionTrue(cluster.Status.Conditions, v1alpha1.ConditionAvailable) &&
 		cluster.Status.Version.Actual != "" && cluster.Status.Version.Actual == cluster.Status.Version.Desired &&
 		cluster.Status.API.URL != "" &&

@@ -379,6 +379,16 @@ func nodePoolStatus(generation int64, applied bool, ready string, replicas int64
 	}}
 }
 
+// seenBy adds to a report the NodePool's generation on the management cluster and the one HyperShift set
+// its conditions on.
+func seenBy(st source.BundleStatus, generation, observed int64) source.BundleStatus {
+	values := &st.Status.ResourceStatus[0].StatusFeedback.Values
+	*values = append(*values,
+		protocol.FeedbackValue{Name: render.FeedbackGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: &generation}},
+		protocol.FeedbackValue{Name: render.FeedbackObservedGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: &observed}})
+	return st
+}
+
 func TestApplyReport(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -435,6 +445,14 @@ func TestApplyReport(t *testing.T) {
 		{name: "scaled, the new nodes there", generation: 2, state: v1alpha1.ProvisioningStateUpdating, desired: "4.20.8", asks: 5,
 			report:    ptr.To(nodePoolStatus(2, true, "True", 5, "4.20.8", "False")),
 			wantState: v1alpha1.ProvisioningStateSucceeded, delivered: "Applied", progressing: "AsDesired", replicas: 5,
+			ready: metav1.ConditionTrue, readyReason: "NodePoolReady", readyMsg: "as reported"},
+		{name: "a new configuration HyperShift has not looked at yet", generation: 2, state: v1alpha1.ProvisioningStateUpdating, desired: "4.20.8",
+			report:    ptr.To(seenBy(nodePoolStatus(2, true, "True", 3, "4.20.8", "False"), 5, 4)),
+			wantState: v1alpha1.ProvisioningStateUpdating, delivered: "Applied", progressing: "WaitingForHyperShift", replicas: 3,
+			ready: metav1.ConditionTrue, readyReason: "NodePoolReady", readyMsg: "as reported"},
+		{name: "a new configuration HyperShift has nothing to roll out for", generation: 2, state: v1alpha1.ProvisioningStateUpdating, desired: "4.20.8",
+			report:    ptr.To(seenBy(nodePoolStatus(2, true, "True", 3, "4.20.8", "False"), 5, 5)),
+			wantState: v1alpha1.ProvisioningStateSucceeded, delivered: "Applied", progressing: "AsDesired", replicas: 3,
 			ready: metav1.ConditionTrue, readyReason: "NodePoolReady", readyMsg: "as reported"},
 		{name: "an upgrade under way", generation: 2, state: v1alpha1.ProvisioningStateUpdating, desired: "4.20.9",
 			report:    ptr.To(nodePoolStatus(2, true, "True", 3, "4.20.8", "True")),

@@ -68,7 +68,10 @@ func applyReport(np *v1alpha1.NodePool, st source.BundleStatus, reported bool, c
 	// A pool of a fixed size is done once it has as many nodes as it asks for: HyperShift's Ready stays
 	// True while a pool scales.
 	scaling := np.Spec.AutoScaling == nil && np.Spec.Replicas != nil && np.Status.Replicas != *np.Spec.Replicas
-	done := st.Generation == np.Generation && ready && np.Status.Version == desired && !updatingVersion && !updatingConfig && !scaling
+	// HyperShift has to have looked at the NodePool as applied: a change of its labels, taints or
+	// configuration leaves it Ready, not yet updating, the moment it is applied.
+	observed := bundle.Observed(values)
+	done := st.Generation == np.Generation && observed && ready && np.Status.Version == desired && !updatingVersion && !updatingConfig && !scaling
 	switch {
 	case done:
 		setCondition(np, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsDesired",
@@ -78,6 +81,9 @@ func applyReport(np *v1alpha1.NodePool, st source.BundleStatus, reported bool, c
 			fmt.Sprintf("the nodes move from %s to %s", np.Status.Version, desired))
 	case updatingConfig:
 		setCondition(np, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "UpdatingConfig", "the nodes take the new configuration")
+	case !observed && st.Generation == np.Generation:
+		setCondition(np, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "WaitingForHyperShift",
+			fmt.Sprintf("generation %d is applied; HyperShift has not looked at it yet", st.Generation))
 	case scaling && ready && st.Generation == np.Generation:
 		setCondition(np, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Scaling",
 			fmt.Sprintf("the pool has %d nodes and asks for %d", np.Status.Replicas, *np.Spec.Replicas))
