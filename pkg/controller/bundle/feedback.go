@@ -17,9 +17,15 @@ import (
 // Feedback returns the feedback values the agent reported of the manifests of kind in a bundle, as
 // strings (JSON for lists).
 func Feedback(status *protocol.ManifestBundleStatus, kind string) map[string]string {
+	return FeedbackOf(status, kind, "")
+}
+
+// FeedbackOf is Feedback of the manifest of kind named name only (any name when it is empty): a bundle
+// whose object is replaced by one of another name is reported on the old one until the new one is applied.
+func FeedbackOf(status *protocol.ManifestBundleStatus, kind, name string) map[string]string {
 	values := map[string]string{}
 	for _, r := range status.ResourceStatus {
-		if r.ResourceMeta.Kind != kind {
+		if r.ResourceMeta.Kind != kind || name != "" && r.ResourceMeta.Name != name {
 			continue
 		}
 		for _, v := range r.StatusFeedback.Values {

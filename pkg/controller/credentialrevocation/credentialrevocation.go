@@ -8,6 +8,7 @@
 package credentialrevocation
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -81,14 +82,15 @@ func (a *adapter) Plan(cluster *v1alpha1.HCPCluster, consumer string) (bundle.Pl
 			setRevoking(c, metav1.ConditionFalse, "RenderFailed", err.Error())
 		},
 		Report: func(c *v1alpha1.HCPCluster, report source.BundleStatus, reported bool) time.Duration {
-			progress(c, report, reported, consumer)
+			progress(c, report, reported, consumer, name)
 			return 0
 		},
 	}, nil
 }
 
-// progress reads the agent's report of the revocation request.
-func progress(c *v1alpha1.HCPCluster, report source.BundleStatus, reported bool, consumer string) {
+// progress reads the agent's report of the revocation request called name: a report of an earlier
+// request, whose bundle the agent held until this one replaced it, says nothing of this one.
+func progress(c *v1alpha1.HCPCluster, report source.BundleStatus, reported bool, consumer, name string) {
 	d := bundle.Outcome(report, reported, c.Generation, consumer, "the certificate revocation request")
 	if d.Failed {
 		setRevoking(c, metav1.ConditionTrue, v1alpha1.RevocationRequested, d.Message+"; retrying")
@@ -98,7 +100,11 @@ func progress(c *v1alpha1.HCPCluster, report source.BundleStatus, reported bool,
 		setRevoking(c, metav1.ConditionTrue, v1alpha1.RevocationRequested, d.Message)
 		return
 	}
-	crr := bundle.Feedback(report.Status, "CertificateRevocationRequest")
+	crr := bundle.FeedbackOf(report.Status, "CertificateRevocationRequest", name)
+	if !reportsOn(report.Status, name) {
+		setRevoking(c, metav1.ConditionTrue, v1alpha1.RevocationRequested, "the revocation request is on its way to "+consumer)
+		return
+	}
 	if crr[render.FeedbackPreviousCertificatesRevoked] == string(metav1.ConditionTrue) {
 		message := "every break-glass certificate issued before this time no longer works"
 		if at := crr[render.FeedbackRevocationTimestamp]; at != "" {
@@ -118,4 +124,11 @@ func progress(c *v1alpha1.HCPCluster, report source.BundleStatus, reported bool,
 // names the request, does not.
 func setRevoking(c *v1alpha1.HCPCluster, status metav1.ConditionStatus, reason, message string) {
 	conditions.Set(&c.Status.Conditions, c.Generation, v1alpha1.ConditionRevokingCredentials, status, reason, message)
+}
+
+// reportsOn says whether a report is about the CertificateRevocationRequest called name.
+func reportsOn(status *protocol.ManifestBundleStatus, name string) bool {
+	return slices.ContainsFunc(status.ResourceStatus, func(r protocol.ManifestCondition) bool {
+		return r.ResourceMeta.Kind == "CertificateRevocationRequest" && r.ResourceMeta.Name == name
+	})
 }
