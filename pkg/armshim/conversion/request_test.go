@@ -340,24 +340,23 @@ func TestReplaceKeepsTagsItDoesNotSend(t *testing.T) {
 		{name: "emptied", tags: map[string]string{}, want: "", wantPool: ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			body := jsonMap(t, clusterJSON(t, V20260901Preview, cluster))
-			delete(body, "tags")
-			if tt.tags != nil {
-				body["tags"] = tt.tags
+			// The resource as read, its tags as the case says.
+			withTags := func(read []byte) []byte {
+				body := jsonMap(t, read)
+				delete(body, "tags")
+				if tt.tags != nil {
+					body["tags"] = tt.tags
+				}
+				return mustJSON(t, body)
 			}
-			got, errs := ClusterFromARM(Request{APIVersion: V20260901Preview, ResourceID: testClusterID, Body: mustJSON(t, body)}, cluster)
+			got, errs := ClusterFromARM(Request{APIVersion: V20260901Preview, ResourceID: testClusterID, Body: withTags(clusterJSON(t, V20260901Preview, cluster))}, cluster)
 			if len(errs) > 0 {
 				t.Fatal(errs)
 			}
 			if tags := got.Annotations[AnnotationTags]; tags != tt.want {
 				t.Errorf("the cluster's tags are %q, want %q", tags, tt.want)
 			}
-			body = jsonMap(t, nodePoolJSON(t, V20260901Preview, pool))
-			delete(body, "tags")
-			if tt.tags != nil {
-				body["tags"] = tt.tags
-			}
-			gotPool, errs := NodePoolFromARM(Request{APIVersion: V20260901Preview, ResourceID: testPoolID, Body: mustJSON(t, body)}, pool)
+			gotPool, errs := NodePoolFromARM(Request{APIVersion: V20260901Preview, ResourceID: testPoolID, Body: withTags(nodePoolJSON(t, V20260901Preview, pool))}, pool)
 			if len(errs) > 0 {
 				t.Fatal(errs)
 			}

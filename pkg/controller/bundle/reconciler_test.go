@@ -325,24 +325,26 @@ func TestObjectWithNothingToPublishKeepsItsBundle(t *testing.T) {
 	}
 }
 
+// awaitKept waits until uid-1 is kept on consumer-1, or is not.
+func awaitKept(t *testing.T, p *controllertest.RecordingPublisher, kept bool, what string) {
+	t.Helper()
+	eventually(t, what, func() (bool, string) {
+		p.Lock()
+		defer p.Unlock()
+		return p.Kept.Has("consumer-1/uid-1") == kept, fmt.Sprint(p.Kept)
+	})
+}
+
 // An object gone while kept (its finalizer removed without a delete of its bundle, as when its placement
 // went first) is forgotten: the agent's next resync deletes what it holds.
 func TestGoneObjectIsKeptNoMore(t *testing.T) {
 	p := controllertest.NewRecordingPublisher()
 	h := newHarnessHolding(t, p, p, "wait")
-	eventually(t, "kept", func() (bool, string) {
-		p.Lock()
-		defer p.Unlock()
-		return p.Kept.Has("consumer-1/uid-1"), fmt.Sprint(p.Kept)
-	})
+	awaitKept(t, p, true, "kept")
 	if err := h.client.HcpV1alpha1().HCPClusters("ns").Delete(context.Background(), "dev", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "forgotten", func() (bool, string) {
-		p.Lock()
-		defer p.Unlock()
-		return !p.Kept.Has("consumer-1/uid-1"), fmt.Sprint(p.Kept)
-	})
+	awaitKept(t, p, false, "forgotten")
 }
 
 // A kept bundle whose object then needs none, and was neither sent nor reported on by this process, is
@@ -350,22 +352,14 @@ func TestGoneObjectIsKeptNoMore(t *testing.T) {
 func TestWithdrawnBundleIsKeptNoMore(t *testing.T) {
 	p := controllertest.NewRecordingPublisher()
 	h := newHarnessHolding(t, p, p, "wait")
-	eventually(t, "kept", func() (bool, string) {
-		p.Lock()
-		defer p.Unlock()
-		return p.Kept.Has("consumer-1/uid-1"), fmt.Sprint(p.Kept)
-	})
+	awaitKept(t, p, true, "kept")
 	h.adapter.hold("withdraw")
 	c := h.stored(t)
 	c.Finalizers = nil
 	if _, err := h.client.HcpV1alpha1().HCPClusters("ns").Update(context.Background(), c, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "kept no more", func() (bool, string) {
-		p.Lock()
-		defer p.Unlock()
-		return !p.Kept.Has("consumer-1/uid-1"), fmt.Sprint(p.Kept)
-	})
+	awaitKept(t, p, false, "kept no more")
 	p.Lock()
 	defer p.Unlock()
 	if len(p.Deleted) != 0 {

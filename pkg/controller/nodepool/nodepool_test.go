@@ -242,16 +242,7 @@ func TestUndeliverablePoolFails(t *testing.T) {
 	publisher := controllertest.NewRecordingPublisher()
 	w := deliveredCluster()
 	w.pools[0].Spec.Replicas, w.pools[0].Spec.AutoScaling = nil, &v1alpha1.NodePoolAutoScaling{Min: 0, Max: 4}
-	c, client := newTestController(t, publisher, w)
-	c.mustSync(t, "ns/dev.workers")
-	if len(publisher.Applied) != 0 {
-		t.Errorf("published %v", publisher.Applied)
-	}
-	np := stored(t, client, "dev.workers")
-	d := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionDelivered)
-	if np.Status.ProvisioningState != v1alpha1.ProvisioningStateFailed || d == nil || d.Reason != "RenderFailed" || !strings.Contains(d.Message, "spec.autoScaling.min") {
-		t.Errorf("provisioningState %s, Delivered %+v; want Failed, RenderFailed naming spec.autoScaling.min", np.Status.ProvisioningState, d)
-	}
+	np, d := syncFailed(t, publisher, w, "RenderFailed", "spec.autoScaling.min")
 	if r := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != "RenderFailed" || r.Message != d.Message {
 		t.Errorf("Ready %+v, want RenderFailed with Delivered's message", r)
 	}
@@ -607,15 +598,22 @@ func TestPoolAskingForAReleaseNotOfferedFails(t *testing.T) {
 	w := deliveredCluster()
 	w.pools[0].Spec.Version.ID = "4.20.99"
 	w.pools[0].Status.DesiredVersion = "4.20.8"
+	syncFailed(t, publisher, w, "VersionNotInCatalog", "pick another spec.version.id")
+}
+
+// syncFailed syncs the world's pool and checks that it is Failed, nothing published, its Delivered
+// condition giving reason and a message that says what.
+func syncFailed(t *testing.T, publisher *controllertest.RecordingPublisher, w world, reason, what string) (*v1alpha1.NodePool, *metav1.Condition) {
+	t.Helper()
 	c, client := newTestController(t, publisher, w)
 	c.mustSync(t, "ns/dev.workers")
 	if len(publisher.Applied) != 0 {
-		t.Errorf("applied %v, want nothing", publisher.Applied)
+		t.Errorf("published %v, want nothing", publisher.Applied)
 	}
 	np := stored(t, client, "dev.workers")
 	d := meta.FindStatusCondition(np.Status.Conditions, v1alpha1.ConditionDelivered)
-	if np.Status.ProvisioningState != v1alpha1.ProvisioningStateFailed || d == nil || d.Reason != "VersionNotInCatalog" ||
-		!strings.Contains(d.Message, "pick another spec.version.id") {
-		t.Errorf("provisioningState %s, Delivered %+v; want Failed, VersionNotInCatalog asking for another spec.version.id", np.Status.ProvisioningState, d)
+	if np.Status.ProvisioningState != v1alpha1.ProvisioningStateFailed || d == nil || d.Reason != reason || !strings.Contains(d.Message, what) {
+		t.Fatalf("provisioningState %s, Delivered %+v; want Failed, %s saying %q", np.Status.ProvisioningState, d, reason, what)
 	}
+	return np, d
 }
