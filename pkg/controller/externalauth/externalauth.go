@@ -234,8 +234,14 @@ func (c *Controller) describe(ea *v1alpha1.ExternalAuth, cluster *v1alpha1.HCPCl
 		bundle.Progress(&status.ProvisioningState, false)
 		return
 	}
-	awaited, err := render.AwaitedClientSecrets(ea, bundle.Feedback(report.Status, "HostedCluster")[render.FeedbackOIDCClients])
+	hostedCluster := bundle.Feedback(report.Status, "HostedCluster")
+	awaited, err := render.AwaitedClientSecrets(ea, hostedCluster[render.FeedbackOIDCClients])
 	switch {
+	case !bundle.Observed(hostedCluster):
+		// The HostedCluster carries it; HyperShift has not rolled it out to the control plane yet.
+		conditions.Set(&status.Conditions, gen, v1alpha1.ConditionAvailable, metav1.ConditionFalse, ReasonPending,
+			fmt.Sprintf("generation %d is in the cluster's HostedCluster; HyperShift has not rolled it out yet", gen))
+		bundle.Progress(&status.ProvisioningState, false)
 	case err != nil:
 		conditions.Set(&status.Conditions, gen, v1alpha1.ConditionAvailable, metav1.ConditionUnknown, ReasonPending,
 			"HyperShift's report of the OIDC clients cannot be read: "+err.Error())

@@ -144,7 +144,8 @@ func condition(ea *v1alpha1.ExternalAuth, conditionType string) metav1.Condition
 	return metav1.Condition{}
 }
 
-// An external auth is Provisioning until the applied HostedCluster carries its generation, AwaitingSecret
+// An external auth is Provisioning until the applied HostedCluster carries its generation and HyperShift has
+// looked at it, AwaitingSecret
 // while HyperShift does not see the confidential client's secret (naming it), Succeeded once it does.
 func TestStateFollowsTheHostedCluster(t *testing.T) {
 	cluster, mc, ea := objects()
@@ -159,6 +160,19 @@ func TestStateFollowsTheHostedCluster(t *testing.T) {
 	tc.publisher.Report(report("other-uid/3", nil))
 	if got = tc.sync(t); got.Status.ProvisioningState != v1alpha1.ProvisioningStateProvisioning {
 		t.Errorf("with another external auth applied: %s, want Provisioning", got.Status.ProvisioningState)
+	}
+
+	// Applied, and HyperShift has not looked at the HostedCluster's new spec yet.
+	unseen := report("ea-uid/1", nil)
+	generation, observed := int64(3), int64(2)
+	unseen.Status.ResourceStatus[0].StatusFeedback.Values = append(unseen.Status.ResourceStatus[0].StatusFeedback.Values,
+		protocol.FeedbackValue{Name: render.FeedbackGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: &generation}},
+		protocol.FeedbackValue{Name: render.FeedbackObservedGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: &observed}})
+	tc.publisher.Report(unseen)
+	got = tc.sync(t)
+	if available := condition(got, v1alpha1.ConditionAvailable); got.Status.ProvisioningState != v1alpha1.ProvisioningStateProvisioning ||
+		available.Status != metav1.ConditionFalse || !strings.Contains(available.Message, "not rolled it out") {
+		t.Errorf("applied, not seen by HyperShift: %s, Available %+v; want Provisioning, False saying it is not rolled out", got.Status.ProvisioningState, available)
 	}
 
 	tc.publisher.Report(report("ea-uid/1", nil))
