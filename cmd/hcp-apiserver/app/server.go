@@ -163,7 +163,7 @@ func Run(ctx context.Context, o *Options) error {
 		select {
 		case <-read:
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil // stopped before serving, as a stop while etcd starts
 		case <-time.After(storedGraphWait):
 			logger.Info("The stored graph of the update service was not read in time; serving the built-in catalog until it is", "waited", storedGraphWait)
 		}

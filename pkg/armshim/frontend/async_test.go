@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -533,5 +534,38 @@ func TestPutOfAnExistingCluster(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A PATCH merges tags key by key, and {"tags": null} removes them all, while a PUT that leaves tags out
+// keeps them (the conversion's rule for a replace).
+func TestPatchRemovesTags(t *testing.T) {
+	f, _ := newTestFrontend(t, storedCluster("Succeeded", false), subscription(hcpv1alpha1.ARMSubscriptionRegistered))
+	q := "?api-version=" + testAPI
+	tagsOf := func(body []byte) map[string]string {
+		t.Helper()
+		var got struct {
+			Tags map[string]string `json:"tags"`
+		}
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Tags
+	}
+	for _, step := range []struct {
+		patch string
+		want  map[string]string
+	}{
+		{`{"tags":{"a":"1","b":"2"}}`, map[string]string{"a": "1", "b": "2"}},
+		{`{"tags":{"a":null}}`, map[string]string{"b": "2"}},
+		{`{"tags":null}`, nil},
+	} {
+		rec := call(f, "PATCH", testCluster+q, step.patch)
+		if rec.Code != 202 {
+			t.Fatalf("PATCH %s: %d %s", step.patch, rec.Code, rec.Body)
+		}
+		if got := tagsOf(rec.Body.Bytes()); !maps.Equal(got, step.want) {
+			t.Errorf("after PATCH %s the tags are %v, want %v", step.patch, got, step.want)
+		}
 	}
 }

@@ -188,7 +188,15 @@ func patchOnce[T any](f *Frontend, k *kind[T], req *request) error {
 			}
 		}
 	}
-	merged, err := json.Marshal(mergeValue(doc, patch))
+	mergedDoc := mergeValue(doc, patch)
+	// The conversion reads a PUT's absent tags as "keep them"; a patch that removed them ({"tags": null})
+	// means none.
+	if before, ok := doc.(map[string]any); ok {
+		if after, ok := mergedDoc.(map[string]any); ok && before["tags"] != nil && after["tags"] == nil {
+			after["tags"] = map[string]any{}
+		}
+	}
+	merged, err := json.Marshal(mergedDoc)
 	if err != nil {
 		return apiError(req.logger, err, res)
 	}

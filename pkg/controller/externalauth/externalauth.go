@@ -17,6 +17,7 @@ import (
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -236,8 +237,12 @@ func (c *Controller) describe(ea *v1alpha1.ExternalAuth, cluster *v1alpha1.HCPCl
 	}
 	hostedCluster := bundle.Feedback(report.Status, "HostedCluster")
 	awaited, err := render.AwaitedClientSecrets(ea, hostedCluster[render.FeedbackOIDCClients])
+	// Once HyperShift has taken this generation, a later change of the HostedCluster (the cluster's own, or
+	// its deletion) says nothing of it.
+	prev := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionAvailable)
+	taken := prev != nil && prev.ObservedGeneration == gen && prev.Reason != ReasonPending
 	switch {
-	case !bundle.Observed(hostedCluster):
+	case !taken && !bundle.Observed(hostedCluster):
 		// The HostedCluster carries it; HyperShift has not rolled it out to the control plane yet.
 		conditions.Set(&status.Conditions, gen, v1alpha1.ConditionAvailable, metav1.ConditionFalse, ReasonPending,
 			fmt.Sprintf("generation %d is in the cluster's HostedCluster; HyperShift has not rolled it out yet", gen))

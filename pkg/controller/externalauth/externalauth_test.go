@@ -196,6 +196,18 @@ func TestStateFollowsTheHostedCluster(t *testing.T) {
 		t.Errorf("console using its client: %s, Available %+v; want Succeeded, True", got.Status.ProvisioningState, condition(got, v1alpha1.ConditionAvailable))
 	}
 
+	// A later change of the HostedCluster, the cluster's own, not yet seen by HyperShift: the external auth
+	// it took before stays as it is.
+	later := report("ea-uid/1", consoleInUse(ea))
+	later.SequenceID = 3
+	later.Status.ResourceStatus[0].StatusFeedback.Values = append(later.Status.ResourceStatus[0].StatusFeedback.Values,
+		protocol.FeedbackValue{Name: render.FeedbackGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: ptr.To(int64(5))}},
+		protocol.FeedbackValue{Name: render.FeedbackObservedGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: ptr.To(int64(4))}})
+	tc.publisher.Report(later)
+	if got = tc.sync(t); got.Status.ProvisioningState != v1alpha1.ProvisioningStateSucceeded || condition(got, v1alpha1.ConditionAvailable).Status != metav1.ConditionTrue {
+		t.Errorf("after a change of the cluster's own: %s, Available %+v; want Succeeded, True kept", got.Status.ProvisioningState, condition(got, v1alpha1.ConditionAvailable))
+	}
+
 	// An older report, as a resync may race a status update, changes nothing.
 	tc.publisher.Report(report("ea-uid/1", nil))
 	if got = tc.sync(t); got.Status.ProvisioningState != v1alpha1.ProvisioningStateSucceeded {
