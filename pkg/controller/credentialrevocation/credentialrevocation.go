@@ -100,11 +100,11 @@ func progress(c *v1alpha1.HCPCluster, report source.BundleStatus, reported bool,
 		setRevoking(c, metav1.ConditionTrue, v1alpha1.RevocationRequested, d.Message)
 		return
 	}
-	crr := bundle.FeedbackOf(report.Status, "CertificateRevocationRequest", name)
 	if !reportsOn(report.Status, name) {
 		setRevoking(c, metav1.ConditionTrue, v1alpha1.RevocationRequested, "the revocation request is on its way to "+consumer)
 		return
 	}
+	crr := bundle.FeedbackOf(report.Status, "CertificateRevocationRequest", name)
 	if crr[render.FeedbackPreviousCertificatesRevoked] == string(metav1.ConditionTrue) {
 		message := "every break-glass certificate issued before this time no longer works"
 		if at := crr[render.FeedbackRevocationTimestamp]; at != "" {

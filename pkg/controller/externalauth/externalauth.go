@@ -179,10 +179,12 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	if cluster != nil {
 		report, reported = c.report(string(cluster.UID))
 	}
-	applied := ""
+	// What the agent reported of the applied HostedCluster: the external auth it carries, HyperShift's view.
+	var hostedCluster map[string]string
 	if reported && report.Status != nil {
-		applied = bundle.Feedback(report.Status, "HostedCluster")[render.FeedbackExternalAuth]
+		hostedCluster = bundle.Feedback(report.Status, "HostedCluster")
 	}
+	applied := hostedCluster[render.FeedbackExternalAuth]
 	if ea.DeletionTimestamp != nil {
 		// The provider is gone with the HostedCluster, or from it.
 		if cluster == nil || cluster.DeletionTimestamp != nil || !strings.HasPrefix(applied, string(ea.UID)+"/") {
@@ -194,7 +196,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return 0, nil
 	}
 	status := ea.Status.DeepCopy()
-	c.describe(ea, cluster, status, report, reported, applied)
+	c.describe(ea, cluster, status, report, reported, hostedCluster)
 	if apiequality.Semantic.DeepEqual(status, &ea.Status) {
 		return 0, nil
 	}
@@ -210,8 +212,9 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 // describe writes into status where the external auth stands: Delivered says whether the applied
 // HostedCluster carries its generation, Available whether its clients can sign in.
 func (c *Controller) describe(ea *v1alpha1.ExternalAuth, cluster *v1alpha1.HCPCluster, status *v1alpha1.ExternalAuthStatus,
-	report source.BundleStatus, reported bool, applied string) {
+	report source.BundleStatus, reported bool, hostedCluster map[string]string) {
 	gen := ea.Generation
+	applied := hostedCluster[render.FeedbackExternalAuth]
 	status.ObservedGeneration = gen
 	consumer, _ := placement.Consumer(c.mcs, cluster)
 	want := fmt.Sprintf("%s/%d", ea.UID, gen)
@@ -235,7 +238,6 @@ func (c *Controller) describe(ea *v1alpha1.ExternalAuth, cluster *v1alpha1.HCPCl
 		bundle.Progress(&status.ProvisioningState, false)
 		return
 	}
-	hostedCluster := bundle.Feedback(report.Status, "HostedCluster")
 	awaited, err := render.AwaitedClientSecrets(ea, hostedCluster[render.FeedbackOIDCClients])
 	// Once HyperShift has taken this generation, a later change of the HostedCluster (the cluster's own, or
 	// its deletion) says nothing of it.

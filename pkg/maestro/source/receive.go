@@ -130,9 +130,6 @@ func (s *Source) receiveKeptLocked(logger klog.Logger, topic string, k *keptBund
 		return
 	}
 	eventsReceived.WithLabelValues(e.Type()).Inc()
-	accepted := BundleStatus{Consumer: k.consumer, ResourceID: e.ResourceID(), Generation: generation, Status: status, Hash: e.StatusHash(), SequenceID: seq}
-	same := k.status != nil && k.status.Generation == generation && accepted.Hash != "" && accepted.Hash == k.status.Hash
-	k.status, k.reportedAt = &accepted, s.now()
 	if meta.IsStatusConditionTrue(status.Conditions, protocol.ConditionDeleted) {
 		// The agent no longer holds it (a delete sent before a restart): there is nothing left to keep, and
 		// the owner sends it anew when it can.
@@ -141,6 +138,9 @@ func (s *Source) receiveKeptLocked(logger klog.Logger, topic string, k *keptBund
 		logger.V(2).Info("A kept bundle was deleted on its agent", "consumer", k.consumer, "resourceID", e.ResourceID())
 		return
 	}
+	accepted := BundleStatus{Consumer: k.consumer, ResourceID: e.ResourceID(), Generation: generation, Status: status, Hash: e.StatusHash(), SequenceID: seq}
+	same := k.status != nil && k.status.Generation == generation && accepted.Hash != "" && accepted.Hash == k.status.Hash
+	k.status, k.reportedAt = &accepted, s.now()
 	handlers := s.handlers
 	s.mu.Unlock()
 	if same {
