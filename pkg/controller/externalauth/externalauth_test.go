@@ -164,10 +164,7 @@ func TestStateFollowsTheHostedCluster(t *testing.T) {
 
 	// Applied, and HyperShift has not looked at the HostedCluster's new spec yet.
 	unseen := report("ea-uid/1", nil)
-	generation, observed := int64(3), int64(2)
-	unseen.Status.ResourceStatus[0].StatusFeedback.Values = append(unseen.Status.ResourceStatus[0].StatusFeedback.Values,
-		protocol.FeedbackValue{Name: render.FeedbackGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: &generation}},
-		protocol.FeedbackValue{Name: render.FeedbackObservedGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: &observed}})
+	controllertest.SeenBy(&unseen.Status.ResourceStatus[0], 3, 2)
 	tc.publisher.Report(unseen)
 	got = tc.sync(t)
 	if available := condition(got, v1alpha1.ConditionAvailable); got.Status.ProvisioningState != v1alpha1.ProvisioningStateProvisioning ||
@@ -200,9 +197,7 @@ func TestStateFollowsTheHostedCluster(t *testing.T) {
 	// it took before stays as it is.
 	later := report("ea-uid/1", consoleInUse(ea))
 	later.SequenceID = 3
-	later.Status.ResourceStatus[0].StatusFeedback.Values = append(later.Status.ResourceStatus[0].StatusFeedback.Values,
-		protocol.FeedbackValue{Name: render.FeedbackGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: ptr.To(int64(5))}},
-		protocol.FeedbackValue{Name: render.FeedbackObservedGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: ptr.To(int64(4))}})
+	controllertest.SeenBy(&later.Status.ResourceStatus[0], 5, 4)
 	tc.publisher.Report(later)
 	if got = tc.sync(t); got.Status.ProvisioningState != v1alpha1.ProvisioningStateSucceeded || condition(got, v1alpha1.ConditionAvailable).Status != metav1.ConditionTrue {
 		t.Errorf("after a change of the cluster's own: %s, Available %+v; want Succeeded, True kept", got.Status.ProvisioningState, condition(got, v1alpha1.ConditionAvailable))

@@ -275,13 +275,10 @@ func hostedClusterStatus(generation int64, applied bool, available string, histo
 	}}
 }
 
-// seenBy adds to a report the HostedCluster's generation on the management cluster and the one HyperShift
-// set its conditions on.
+// seenBy adds to a report the HostedCluster's generation on the management cluster and the one HyperShift set
+// its conditions on.
 func seenBy(st source.BundleStatus, generation, observed int64) source.BundleStatus {
-	values := &st.Status.ResourceStatus[2].StatusFeedback.Values
-	*values = append(*values,
-		protocol.FeedbackValue{Name: render.FeedbackGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: &generation}},
-		protocol.FeedbackValue{Name: render.FeedbackObservedGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: &observed}})
+	controllertest.SeenBy(&st.Status.ResourceStatus[2], generation, observed)
 	return st
 }
 

@@ -373,10 +373,7 @@ func nodePoolStatus(generation int64, applied bool, ready string, replicas int64
 // seenBy adds to a report the NodePool's generation on the management cluster and the one HyperShift set
 // its conditions on.
 func seenBy(st source.BundleStatus, generation, observed int64) source.BundleStatus {
-	values := &st.Status.ResourceStatus[0].StatusFeedback.Values
-	*values = append(*values,
-		protocol.FeedbackValue{Name: render.FeedbackGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: &generation}},
-		protocol.FeedbackValue{Name: render.FeedbackObservedGeneration, Value: protocol.FieldValue{Type: protocol.ValueInteger, Integer: &observed}})
+	controllertest.SeenBy(&st.Status.ResourceStatus[0], generation, observed)
 	return st
 }
 
