@@ -113,12 +113,6 @@ func multipleOrOne(bodies []CloudErrBody) *CloudError {
 	}}
 }
 
-// notFound is the 404 of a missing ARM resource, in the frontend's words.
-func notFound(resourceType, name, resourceGroup string) *CloudError {
-	return newCloudError(http.StatusNotFound, CodeResourceNotFound, "",
-		"The resource '%s/%s' under resource group '%s' was not found.", resourceType, name, resourceGroup)
-}
-
 // apiError maps an error of hcp-apiserver to what ARM's caller should see. resource names the ARM
 // resource the request was about, for a 404.
 func apiError(logger klog.Logger, err error, resource *armResource) *CloudError {

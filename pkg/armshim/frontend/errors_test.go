@@ -20,11 +20,12 @@ import (
 func TestAPIError(t *testing.T) {
 	clusters := schema.GroupResource{Group: "hcp.aro.azure.com", Resource: "hcpclusters"}
 	clusterKind := schema.GroupKind{Group: "hcp.aro.azure.com", Kind: "HCPCluster"}
-	obj, err := names.Parse("/subscriptions/sub/resourceGroups/My-RG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/Dev")
+	const clusterID = "/subscriptions/sub/resourceGroups/My-RG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/Dev"
+	obj, err := names.Parse(clusterID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &armResource{obj: obj}
+	res := &armResource{obj: obj, id: clusterID}
 
 	tests := []struct {
 		name       string
@@ -78,8 +79,8 @@ func TestAPIError(t *testing.T) {
 		{
 			name:   "not found is the ARM resource's",
 			err:    apierrors.NewNotFound(clusters, "dev"),
-			status: 404, code: CodeResourceNotFound,
-			message: "The resource 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters/Dev' under resource group 'My-RG' was not found.",
+			status: 404, code: CodeResourceNotFound, target: clusterID,
+			message: "The resource 'hcpOpenShiftClusters/Dev' under resource group 'My-RG' was not found.",
 		},
 		{
 			name:   "throttled by the API: 429 with its Retry-After",

@@ -128,18 +128,30 @@ func TestRouting(t *testing.T) {
 		status  int
 		code    string
 		message string
+		// errTarget is the error's target, checked when the case names a message.
+		errTarget string
 	}{
 		{name: "operations list, any case, no api-version", method: "GET", target: "/PROVIDERS/microsoft.redhatopenshift/Operations", status: 200},
 		{name: "cluster path in upper case and query key in upper case", method: "GET",
 			target: strings.ToUpper(testCluster) + "?API-VERSION=" + testAPI, status: 404, code: CodeResourceNotFound,
-			message: "The resource 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters/DEV-CLUSTER' under resource group 'DEV-RG' was not found."},
+			message: "The resource 'hcpOpenShiftClusters/DEV-CLUSTER' under resource group 'DEV-RG' was not found.",
+			// The names as the caller spelled them, the path's fixed words as the contract spells them.
+			errTarget: "/subscriptions/" + testSub + "/resourceGroups/DEV-RG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/DEV-CLUSTER"},
 		{name: "node pool in lower case", method: "GET", target: strings.ToLower(testNodePool) + "?api-version=" + testAPI,
 			status: 404, code: CodeResourceNotFound},
-		{name: "unrouted", method: "GET", target: "/subscriptions/" + testSub + "/somethingElse?api-version=" + testAPI, status: 404, code: CodeNotFound},
-		{name: "method not routed", method: "POST", target: testCluster + "?api-version=" + testAPI, status: 405, code: CodeMethodNotAllowed},
+		{name: "node pool of a missing cluster", method: "GET", target: testNodePool + "?api-version=" + testAPI, status: 404, code: CodeResourceNotFound,
+			message:   "The resource 'hcpOpenShiftClusters/nodePools/Workers' under resource group 'Dev-RG' was not found.",
+			errTarget: testNodePool},
+		{name: "unrouted", method: "GET", target: "/subscriptions/" + testSub + "/somethingElse?api-version=" + testAPI, status: 404, code: CodeNotFound,
+			message: "The requested path could not be found."},
+		// The public frontend's catch-all route answers every method: a path served for other methods is not found.
+		{name: "method not routed", method: "POST", target: testCluster + "?api-version=" + testAPI, status: 404, code: CodeNotFound,
+			message: "The requested path could not be found."},
+		{name: "collection PUT", method: "PUT", target: testCluster + "/nodePools?api-version=" + testAPI, body: "{}", status: 404, code: CodeNotFound},
 		{name: "external auth of a missing cluster", method: "PUT", target: testAuth + "?api-version=" + testAPI,
 			body: minimalExternalAuthBody, status: 404, code: CodeResourceNotFound,
-			message: "The resource 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters/Dev-Cluster' under resource group 'Dev-RG' was not found."},
+			message:   "The resource 'hcpOpenShiftClusters/Dev-Cluster' under resource group 'Dev-RG' was not found.",
+			errTarget: testCluster},
 		{name: "external auth list in lower case", method: "GET", target: strings.ToLower(testCluster) + "/externalauths?api-version=" + testAPI,
 			status: 404, code: CodeResourceNotFound},
 		{name: "external auth name too long", method: "GET", target: testCluster + "/externalAuths/" + strings.Repeat("e", 16) + "?api-version=" + testAPI,
@@ -179,6 +191,9 @@ func TestRouting(t *testing.T) {
 			}
 			if tt.message != "" && ce.Message != tt.message {
 				t.Errorf("message = %q, want %q", ce.Message, tt.message)
+			}
+			if tt.message != "" && ce.Target != tt.errTarget {
+				t.Errorf("target = %q, want %q", ce.Target, tt.errTarget)
 			}
 		})
 	}

@@ -24,19 +24,11 @@ type armResource struct {
 	id string
 }
 
-// armType is the resource's ARM type, as messages name it.
-func (a *armResource) armType() string {
-	switch a.obj.Kind {
-	case names.KindNodePool:
-		return names.NodePoolType
-	case names.KindExternalAuth:
-		return names.ExternalAuthType
-	}
-	return names.ClusterType
-}
-
+// notFound is the 404 of a missing ARM resource in the public frontend's words: the type without its
+// provider namespace, and the resource ID, as the caller spelled it, as target.
 func (a *armResource) notFound() *CloudError {
-	return notFound(a.armType(), a.obj.ID.Name, a.obj.ID.ResourceGroupName)
+	return newCloudError(http.StatusNotFound, CodeResourceNotFound, a.id,
+		"The resource '%s/%s' under resource group '%s' was not found.", a.obj.ID.ResourceType.Type, a.obj.ID.Name, a.obj.ID.ResourceGroupName)
 }
 
 func (a *armResource) subscription() string { return a.obj.ID.SubscriptionID }

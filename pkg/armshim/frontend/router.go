@@ -204,25 +204,20 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// route finds the request's route and checks its method.
+// route finds the request's route. A path served for other methods only is not found either, as the
+// public frontend answers it: ARM's callers meet one 404 for whatever the provider does not serve.
 func (f *Frontend) route(req *request) (*route, error) {
-	var pathMatched *route
 	for _, rt := range f.routes {
 		vars, ok := rt.match(req.r.URL.Path)
 		if !ok {
 			continue
 		}
-		pathMatched = rt
 		if _, ok := rt.methods[req.r.Method]; ok {
 			req.vars = vars
 			return rt, nil
 		}
 	}
-	if pathMatched != nil {
-		return nil, newCloudError(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "",
-			"The method '%s' is not allowed on '%s'.", req.r.Method, req.r.URL.Path)
-	}
-	return nil, newCloudError(http.StatusNotFound, CodeNotFound, "", "The requested path '%s' could not be found.", req.r.URL.Path)
+	return nil, newCloudError(http.StatusNotFound, CodeNotFound, "", "The requested path could not be found.")
 }
 
 // admit checks the path's names, the api-version, the body and the subscription's state.
