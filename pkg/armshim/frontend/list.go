@@ -11,8 +11,12 @@ import (
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
 )
 
-// defaultPageSize is the frontend's page size; $top asks for fewer.
+// defaultPageSize is the frontend's page size.
 const defaultPageSize = 20
+
+// maxPageSize bounds the page a $top asks for. $top is a hint of the caller's, and a page may hold fewer
+// items than it asks; one response of every cluster a subscription has is not what paging is for.
+const maxPageSize = 1000
 
 // page is a list response.
 type page struct {
@@ -20,18 +24,23 @@ type page struct {
 	NextLink string `json:"nextLink,omitempty"`
 }
 
-// listOptions reads $top and $skipToken (the API's continue token) into a list's options.
-func listOptions(req *request) (metav1.ListOptions, error) {
+// listOptions reads $skipToken (the API's continue token) and $top into a list's options. As the public
+// frontend, whose reading of the resource provider contract is that $top applies when following a
+// nextLink, it takes $top only beside a $skipToken, and a $top that is not a positive number not at all:
+// the first page has the default size whatever $top says.
+func listOptions(req *request) metav1.ListOptions {
 	opts := metav1.ListOptions{Limit: defaultPageSize}
-	if top, ok := queryValue(req.r.URL, "$top"); ok {
-		n, err := strconv.ParseInt(top, 10, 64)
-		if err != nil || n < 1 {
-			return opts, newCloudError(http.StatusBadRequest, CodeInvalidParameter, "$top", "The value '%s' of parameter '$top' is not a positive integer.", top)
-		}
-		opts.Limit = min(n, defaultPageSize)
+	skipToken, ok := queryValue(req.r.URL, "$skipToken")
+	if !ok {
+		return opts
 	}
-	opts.Continue, _ = queryValue(req.r.URL, "$skipToken")
-	return opts, nil
+	opts.Continue = skipToken
+	if top, ok := queryValue(req.r.URL, "$top"); ok {
+		if n, err := strconv.ParseInt(top, 10, 64); err == nil && n > 0 {
+			opts.Limit = min(n, maxPageSize)
+		}
+	}
+	return opts
 }
 
 // nextLink is the URL of the page after this one: the URL ARM was called at, with the API's
@@ -63,10 +72,7 @@ func writePage(req *request, items []any, continueToken string) {
 // listClusters lists the clusters of a subscription (across its resource groups' namespaces) or of a
 // resource group; only those ARM created carry the subscription label.
 func (f *Frontend) listClusters(req *request) error {
-	opts, err := listOptions(req)
-	if err != nil {
-		return err
-	}
+	opts := listOptions(req)
 	opts.LabelSelector = names.SubscriptionSelector(req.vars["sub"])
 	namespace := ""
 	if rg, ok := req.vars["rg"]; ok {
@@ -107,10 +113,7 @@ func listOfCluster[T any](f *Frontend, k *kind[T], req *request) error {
 	} else if !found {
 		return res.notFound()
 	}
-	opts, err := listOptions(req)
-	if err != nil {
-		return err
-	}
+	opts := listOptions(req)
 	opts.LabelSelector = names.SubscriptionSelector(req.vars["sub"])
 	opts.FieldSelector = fields.OneTermEqualSelector("spec.clusterName", res.obj.ClusterName).String()
 	objs, continueToken, err := k.list(req.ctx, res.obj.Namespace, opts)

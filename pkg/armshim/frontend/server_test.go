@@ -240,12 +240,21 @@ func TestAgainstHCPAPIServer(t *testing.T) {
 	})
 
 	t.Run("list by subscription pages with the API's continue token", func(t *testing.T) {
-		if rec := call(f, "PUT", clusterPath("Beta")+q, clusterBody("beta", "10.128.0.0/14")); rec.Code != 201 {
-			t.Fatalf("second create: %d %s", rec.Code, rec.Body)
+		// Twenty-two clusters: a first page of the default twenty, whatever $top says, then pages of the
+		// size $top asks for beside the $skipToken.
+		want := []string{"Alpha", "Beta"}
+		for i := range 20 {
+			want = append(want, fmt.Sprintf("Page%02d", i))
+		}
+		for _, name := range want[1:] {
+			if rec := call(f, "PUT", clusterPath(name)+q, clusterBody(strings.ToLower(name), "10.128.0.0/14")); rec.Code != 201 {
+				t.Fatalf("create %s: %d %s", name, rec.Code, rec.Body)
+			}
 		}
 		target := "/subscriptions/" + testSub + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters" + q + "&$top=1"
 		var seen []string
-		for range 3 {
+		var pageSizes []int
+		for range len(want) {
 			rec := call(f, "GET", target, "")
 			var p struct {
 				Value []struct {
@@ -256,6 +265,7 @@ func TestAgainstHCPAPIServer(t *testing.T) {
 			if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || rec.Code != 200 {
 				t.Fatalf("list: %d %s", rec.Code, rec.Body)
 			}
+			pageSizes = append(pageSizes, len(p.Value))
 			for _, v := range p.Value {
 				seen = append(seen, v.Name)
 			}
@@ -267,9 +277,12 @@ func TestAgainstHCPAPIServer(t *testing.T) {
 			}
 			target = strings.TrimPrefix(p.NextLink, testReferer)
 		}
+		if !slices.Equal(pageSizes, []int{20, 1, 1}) {
+			t.Errorf("pages of %v items, want [20 1 1]: $top=1 applies beside a $skipToken only", pageSizes)
+		}
 		slices.Sort(seen)
-		if !slices.Equal(seen, []string{"Alpha", "Beta"}) {
-			t.Errorf("pages held %v", seen)
+		if !slices.Equal(seen, want) {
+			t.Errorf("pages held %v, want %v", seen, want)
 		}
 	})
 
