@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/conversion"
@@ -44,6 +45,9 @@ func getResource[T any](f *Frontend, k *kind[T], req *request) error {
 
 // putResource creates (201) or replaces (200) a resource, then records the operation that follows it.
 func putResource[T any](f *Frontend, k *kind[T], req *request) error {
+	if err := checkBodyName(req); err != nil {
+		return err
+	}
 	return retryStale(func() error { return putOnce(f, k, req) })
 }
 
@@ -145,7 +149,31 @@ func (f *Frontend) operationRecorded(req *request, obj metav1.Object, requests .
 // patchResource merges a JSON merge patch onto the resource as the request's api-version shows it,
 // and writes the result as a PUT would.
 func patchResource[T any](f *Frontend, k *kind[T], req *request) error {
+	if err := checkBodyName(req); err != nil {
+		return err
+	}
 	return retryStale(func() error { return patchOnce(f, k, req) })
+}
+
+// checkBodyName refuses a body whose name is not the one its path gives, as the public frontend does
+// (to the letter: a name in another case is another name). The body's id and type are read-only and
+// ignored; a body that is not JSON is refused by its conversion.
+func checkBodyName(req *request) error {
+	var body struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(req.body, &body) != nil || body.Name == "" {
+		return nil
+	}
+	res, err := parseResource(req)
+	if err != nil {
+		return err
+	}
+	if body.Name != res.obj.ID.Name {
+		return fieldErrorsToCloudError(field.ErrorList{
+			field.Invalid(field.NewPath("name"), body.Name, "name must match resourceID path: "+res.id)})
+	}
+	return nil
 }
 
 func patchOnce[T any](f *Frontend, k *kind[T], req *request) error {
@@ -203,12 +231,24 @@ func patchOnce[T any](f *Frontend, k *kind[T], req *request) error {
 	return writeResource(f, k, req, res, merged, existing, true, true)
 }
 
+// systemDataHeader is ARM's x-ms-arm-resource-system-data header, or "" when it is absent or not a
+// systemData object: as the public frontend, the shim logs a malformed one and goes on without it,
+// for it says who made the request, not what the request asks for.
+func systemDataHeader(req *request) string {
+	header := req.r.Header.Get(headerSystemData)
+	if _, err := conversion.ParseSystemData(header); err != nil {
+		req.logger.Error(err, "Ignoring the system data header")
+		return ""
+	}
+	return header
+}
+
 // writeResource converts body, writes the object and records its operation.
 func writeResource[T any](f *Frontend, k *kind[T], req *request, res *armResource, body []byte, existing T, found, patch bool) error {
 	if err := f.checkLocation(body); err != nil {
 		return err
 	}
-	systemData := req.r.Header.Get(headerSystemData)
+	systemData := systemDataHeader(req)
 	if systemData == "" && !found {
 		systemData = defaultSystemData(time.Now())
 	}

@@ -1,6 +1,7 @@
 package frontend
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -88,6 +89,68 @@ func TestPatchAsPut(t *testing.T) {
 			}
 			if want := cloudError(t, put); !reflect.DeepEqual(ce, want) {
 				t.Errorf("PATCH error %+v, PUT error %+v", ce, want)
+			}
+		})
+	}
+}
+
+// TestBodyNameAndSystemData checks the envelope as the public frontend reads it: a body's name must be
+// the path's, to the letter, its id and type are ignored, and a system data header that is not
+// systemData is ignored rather than refused.
+func TestBodyNameAndSystemData(t *testing.T) {
+	withEnvelope := func(fields string) string {
+		return `{` + fields + `, ` + strings.TrimPrefix(minimalClusterBody, "{")
+	}
+	tests := []struct {
+		name    string
+		method  string
+		body    string
+		headers []string
+		status  int
+		// createdBy is the system data the created cluster answers with.
+		createdBy string
+	}{
+		{name: "another name", method: "PUT", body: withEnvelope(`"name": "Other-Cluster"`), status: 400},
+		{name: "the name in another case", method: "PUT", body: withEnvelope(`"name": "dev-cluster"`), status: 400},
+		{name: "the path's name, any id and type", method: "PUT",
+			body: withEnvelope(`"name": "Dev-Cluster", "id": "/subscriptions/x", "type": "Microsoft.Compute/virtualMachines"`), status: 201},
+		{name: "a PATCH naming another resource", method: "PATCH", body: `{"name": "Other-Cluster", "tags": {"a": "b"}}`, status: 400},
+		{name: "system data that is not JSON", method: "PUT", body: minimalClusterBody,
+			headers: []string{headerSystemData, "im_a_potato_not_a_json"}, status: 201, createdBy: "Unknown-ARO-HCP-frontend"},
+		{name: "system data of an unknown kind of creator", method: "PUT", body: minimalClusterBody,
+			headers: []string{headerSystemData, `{"createdBy": "alice", "createdByType": "Robot"}`}, status: 201, createdBy: "Unknown-ARO-HCP-frontend"},
+		{name: "system data", method: "PUT", body: minimalClusterBody,
+			headers: []string{headerSystemData, `{"createdBy": "alice@example.com", "createdByType": "User"}`}, status: 201, createdBy: "alice@example.com"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _ := newTestFrontend(t, subscription(hcpv1alpha1.ARMSubscriptionRegistered))
+			if tt.method == "PATCH" {
+				if rec := call(f, "PUT", testCluster+"?api-version="+testAPI, minimalClusterBody); rec.Code != 201 {
+					t.Fatalf("creating the cluster: %d %s", rec.Code, rec.Body)
+				}
+			}
+			rec := call(f, tt.method, testCluster+"?api-version="+testAPI, tt.body, tt.headers...)
+			if rec.Code != tt.status {
+				t.Fatalf("status = %d, want %d: %s", rec.Code, tt.status, rec.Body)
+			}
+			if tt.status == 400 {
+				ce := cloudError(t, rec)
+				if ce.Code != CodeInvalidRequestContent || ce.Target != "name" || !strings.Contains(ce.Message, "name must match resourceID path: "+testCluster) {
+					t.Errorf("error %+v, want InvalidRequestContent at name, which must match %s", ce, testCluster)
+				}
+				return
+			}
+			var got struct {
+				SystemData struct {
+					CreatedBy string `json:"createdBy"`
+				} `json:"systemData"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+				t.Fatal(err)
+			}
+			if tt.createdBy != "" && got.SystemData.CreatedBy != tt.createdBy {
+				t.Errorf("createdBy = %q, want %q", got.SystemData.CreatedBy, tt.createdBy)
 			}
 		})
 	}

@@ -109,7 +109,7 @@ func (f *Frontend) preflightOne(req *request, run *preflightRun, raw json.RawMes
 		return err
 	}
 	res := &armResource{obj: obj, id: id}
-	creq := conversion.Request{APIVersion: v, ResourceID: id, Body: raw, SystemData: req.r.Header.Get(headerSystemData)}
+	creq := conversion.Request{APIVersion: v, ResourceID: id, Body: raw, SystemData: systemDataHeader(req)}
 	if obj.Kind == names.KindCluster {
 		return dryRun(f.clusters, req, res, creq)
 	}
