@@ -118,6 +118,10 @@ func TestAsyncContract(t *testing.T) {
 	if rec := call(f, "GET", statusPath, "", headerHomeTenantID, "other-tenant"); rec.Code != 404 {
 		t.Errorf("status for another tenant: %d", rec.Code)
 	}
+	// Tenant and object IDs are GUIDs, the same in any case.
+	if rec := call(f, "GET", statusPath, "", headerHomeTenantID, strings.ToUpper(testTenant), headerClientObjectID, strings.ToUpper(testObjectID)); rec.Code != 200 {
+		t.Errorf("status for its caller's IDs in upper case: %d %s", rec.Code, rec.Body)
+	}
 	// Without x-ms-home-tenant-id the subscription's tenant stands in.
 	if rec := call(f, "GET", statusPath, "", headerHomeTenantID, ""); rec.Code != 200 {
 		t.Errorf("status without a tenant header: %d", rec.Code)
@@ -216,6 +220,20 @@ func recordedOperation(request hcpv1alpha1.ARMOperationRequest, generation int64
 		ObjectMeta: metav1.ObjectMeta{Name: "op-" + strings.ToLower(string(request)), Labels: names.SubscriptionLabels(testSub)},
 		Spec: hcpv1alpha1.ARMOperationSpec{Request: request, SubscriptionID: strings.ToLower(testSub),
 			Target: hcpv1alpha1.ARMOperationTarget{Resource: "hcpclusters", UID: "uid-1", Generation: generation}},
+	}
+}
+
+// TestOperationRecordedWithoutItsCaller: an operation whose request carried no object ID (ARM sent none)
+// is visible to whoever may read its subscription, as the public frontend shows it.
+func TestOperationRecordedWithoutItsCaller(t *testing.T) {
+	f, _ := newTestFrontend(t, subscription(hcpv1alpha1.ARMSubscriptionRegistered))
+	rec := call(f, "PUT", testCluster+"?api-version="+testAPI, minimalClusterBody, headerClientObjectID, "")
+	if rec.Code != 201 {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	statusPath := strings.TrimPrefix(rec.Header().Get(headerAzureAsyncOperation), testReferer)
+	if rec := call(f, "GET", statusPath, ""); rec.Code != 200 {
+		t.Errorf("status for a client of the subscription: %d %s", rec.Code, rec.Body)
 	}
 }
 

@@ -122,11 +122,18 @@ func (f *Frontend) visibleOperation(req *request) (*hcpv1alpha1.ARMOperation, er
 		return nil, apiError(req.logger, err, nil)
 	}
 	if !strings.EqualFold(op.Spec.SubscriptionID, req.vars["sub"]) ||
-		op.Spec.TenantID != req.tenantID ||
-		op.Spec.ClientObjectID != req.r.Header.Get(headerClientObjectID) {
+		!sameCaller(op.Spec.TenantID, req.tenantID) ||
+		!sameCaller(op.Spec.ClientObjectID, req.r.Header.Get(headerClientObjectID)) {
 		return nil, missing
 	}
 	return op, nil
+}
+
+// sameCaller compares a tenant or object ID recorded with an operation with the caller's. They are
+// GUIDs, in any case; an operation that recorded none (ARM sent no header) is its subscription's, as the
+// public frontend has it.
+func sameCaller(recorded, caller string) bool {
+	return recorded == "" || strings.EqualFold(recorded, caller)
 }
 
 func operationNotFound(id string) *CloudError {
