@@ -2,6 +2,7 @@ package frontend
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -40,45 +41,68 @@ type preflightRun struct {
 
 // preflight checks the clusters, node pools and external auths of a deployment as a create would: the
 // same conversion, then a dry-run write, so that the API's validation and admission run. Resources of
-// other types, api-versions the shim does not serve and template expressions are left to the deployment.
+// other types, api-versions the shim does not serve, template expressions and resources that cannot be
+// read are left to the deployment. As the public frontend, preflight answers 200 whatever the content
+// (ARM reads the verdict from the body); only the service's own failure is a 5xx.
 func (f *Frontend) preflight(req *request) error {
 	var deployment struct {
 		Resources []json.RawMessage `json:"resources"`
 	}
 	if err := json.Unmarshal(req.body, &deployment); err != nil {
-		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "", "The request content was invalid and could not be deserialized: %v", err)
+		return newCloudError(http.StatusOK, CodeInvalidRequestContent, "", "The request content was invalid and could not be deserialized: %v", err)
 	}
 	if n := len(deployment.Resources); n > maxDeploymentResources {
-		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "resources",
+		return newCloudError(http.StatusOK, CodeInvalidRequestContent, "resources",
 			"The deployment has %d resources; a deployment may have at most %d.", n, maxDeploymentResources)
 	}
 	run := &preflightRun{checked: map[string]bool{}, clusters: map[string]bool{}}
 	var failures []CloudErrBody
 	for _, raw := range deployment.Resources {
-		if err := f.preflightOne(req, run, raw); err != nil {
-			ce := apiError(req.logger, err, nil)
-			f.inARMTerms(req, ce)
-			failures = append(failures, ce.Body)
+		var r preflightResource
+		if err := json.Unmarshal(raw, &r); err != nil {
+			req.logger.Info("Preflight skips a resource it cannot read", "err", err)
+			continue
 		}
+		id, err := f.preflightOne(req, run, r, raw)
+		if err == nil {
+			continue
+		}
+		ce := apiError(req.logger, err, nil)
+		if ce.StatusCode >= http.StatusInternalServerError {
+			return ce
+		}
+		f.inARMTerms(req, ce)
+		failures = append(failures, resourceFailure(r.Name, id, ce.Body))
 	}
 	resp := preflightResponse{Status: "Succeeded"}
-	if len(failures) > 0 {
+	switch len(failures) {
+	case 0:
+	case 1:
+		resp.Status, resp.Error = "Failed", &failures[0]
+	default:
 		resp.Status = "Failed"
-		body := multipleOrOne(failures).Body
-		resp.Error = &body
+		resp.Error = &CloudErrBody{Code: CodeMultipleErrorsOccurred, Message: "Preflight validation failed on multiple resources", Details: failures}
 	}
 	writeJSON(req.w, http.StatusOK, resp)
 	return nil
 }
 
-func (f *Frontend) preflightOne(req *request, run *preflightRun, raw json.RawMessage) error {
-	var r preflightResource
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return newCloudError(http.StatusBadRequest, CodeInvalidRequestContent, "", "A resource of the deployment could not be deserialized: %v", err)
+// resourceFailure is one resource's refusal as the public frontend words it: the resource's ID as target
+// and its errors, one level deep, as details.
+func resourceFailure(name, id string, body CloudErrBody) CloudErrBody {
+	details := body.Details
+	if len(details) == 0 {
+		details = []CloudErrBody{body}
 	}
+	return CloudErrBody{Code: body.Code, Message: fmt.Sprintf("Content validation failed for '%s'", name), Target: id, Details: details}
+}
+
+// preflightOne checks one resource of a deployment; it returns the resource's ID when it is one the shim
+// checks, for the error.
+func (f *Frontend) preflightOne(req *request, run *preflightRun, r preflightResource, raw json.RawMessage) (string, error) {
 	v, err := conversion.ParseAPIVersion(r.APIVersion)
 	if err != nil {
-		return nil
+		return "", nil
 	}
 	id := "/subscriptions/" + req.vars["sub"] + "/resourceGroups/" + req.vars["rg"] + "/providers/"
 	parts := strings.Split(r.Name, "/")
@@ -90,28 +114,28 @@ func (f *Frontend) preflightOne(req *request, run *preflightRun, raw json.RawMes
 	case strings.EqualFold(r.Type, names.ExternalAuthType) && len(parts) == 2:
 		id += names.ClusterType + "/" + parts[0] + "/externalAuths/" + parts[1]
 	default:
-		return nil
+		return "", nil
 	}
 	if hasTemplateExpression(raw) {
-		return nil
+		return "", nil
 	}
 	obj, err := names.Parse(id)
 	if err != nil {
-		return newCloudError(http.StatusBadRequest, CodeInvalidResourceName, "", "%v", err)
+		return id, newCloudError(http.StatusBadRequest, CodeInvalidResourceName, "", "%v", err)
 	}
 	// ARM refuses a template that names one resource twice; the first is the one checked.
 	key := obj.Namespace + "/" + string(obj.Kind) + "/" + obj.Name
 	if run.checked[key] {
-		return nil
+		return id, nil
 	}
 	run.checked[key] = true
 	if err := f.checkLocation(raw); err != nil {
-		return err
+		return id, err
 	}
 	res := &armResource{obj: obj, id: id}
 	creq := conversion.Request{APIVersion: v, ResourceID: id, Body: raw, SystemData: systemDataHeader(req)}
 	if obj.Kind == names.KindCluster {
-		return dryRun(f.clusters, req, res, creq)
+		return id, dryRun(f.clusters, req, res, creq)
 	}
 	// A node pool's or external auth's cluster may come with the same deployment: without it, the
 	// conversion alone checks.
@@ -119,7 +143,7 @@ func (f *Frontend) preflightOne(req *request, run *preflightRun, raw json.RawMes
 	found, known := run.clusters[parentKey]
 	if !known {
 		if _, found, err = f.clusters.cachedResource(req, res.clusterOf()); err != nil {
-			return err
+			return id, err
 		}
 		run.clusters[parentKey] = found
 	}
@@ -132,14 +156,14 @@ func (f *Frontend) preflightOne(req *request, run *preflightRun, raw json.RawMes
 			_, errs = conversion.NodePoolFromARM(creq, nil)
 		}
 		if len(errs) > 0 {
-			return fieldErrorsToCloudError(errs)
+			return id, fieldErrorsToCloudError(errs)
 		}
-		return nil
+		return id, nil
 	}
 	if auth {
-		return dryRun(f.auths, req, res, creq)
+		return id, dryRun(f.auths, req, res, creq)
 	}
-	return dryRun(f.nodePools, req, res, creq)
+	return id, dryRun(f.nodePools, req, res, creq)
 }
 
 // dryRun writes what a PUT would write with dryRun=All. Preflight is advice, so the object it checks

@@ -26,11 +26,14 @@ func TestPreflight(t *testing.T) {
 		name      string
 		resources []string
 		status    string
-		target    string
+		// target is the target of the resource's field error, a detail of its failure.
+		target string
+		// failedID is the resource ID a single failure names.
+		failedID string
 	}{
 		{name: "nothing to check", status: "Succeeded"},
 		{name: "a valid cluster", resources: []string{resource(names.ClusterType, "c1", minimalClusterBody)}, status: "Succeeded"},
-		{name: "a cluster in another region", status: "Failed", target: "location",
+		{name: "a cluster in another region", status: "Failed", target: "location", failedID: testRGPath + "/providers/" + names.ClusterType + "/c1",
 			resources: []string{resource(names.ClusterType, "c1", strings.Replace(minimalClusterBody, "East US", "westus", 1))}},
 		{name: "a template expression is the deployment's to evaluate", status: "Succeeded",
 			resources: []string{resource(names.ClusterType, "c1", strings.Replace(minimalClusterBody, "East US", "[parameters('location')]", 1))}},
@@ -40,11 +43,15 @@ func TestPreflight(t *testing.T) {
 		{name: "a node pool of a cluster in the same deployment", status: "Succeeded",
 			resources: []string{resource(names.NodePoolType, "c1/np1", minimalNodePoolBody)}},
 		{name: "a node pool without properties", status: "Failed", target: "properties",
+			failedID:  testRGPath + "/providers/" + names.ClusterType + "/c1/nodePools/np1",
 			resources: []string{resource(names.NodePoolType, "c1/np1", `{"location":"eastus"}`)}},
 		{name: "an external auth of a cluster in the same deployment", status: "Succeeded",
 			resources: []string{resource(names.ExternalAuthType, "c1/entra", minimalExternalAuthBody)}},
 		{name: "an external auth without properties", status: "Failed", target: "properties",
+			failedID:  testRGPath + "/providers/" + names.ClusterType + "/c1/externalAuths/entra",
 			resources: []string{resource(names.ExternalAuthType, "c1/entra", `{}`)}},
+		{name: "a resource that cannot be read is the deployment's", status: "Succeeded",
+			resources: []string{`"x"`, `{"type":7}`}},
 		{name: "two failures", status: "Failed",
 			resources: []string{resource(names.NodePoolType, "c1/np1", `{"location":"eastus"}`), resource(names.ClusterType, "c1", `{"location":"westus"}`)}},
 	}
@@ -61,11 +68,21 @@ func TestPreflight(t *testing.T) {
 			if got.Status != tt.status {
 				t.Fatalf("status %q, want %q: %s", got.Status, tt.status, rec.Body)
 			}
-			if tt.target != "" && (got.Error == nil || got.Error.Target != tt.target) {
-				t.Errorf("error %+v, want target %q", got.Error, tt.target)
+			// As the public frontend words it: each failing resource is "Content validation failed for
+			// '<its name>'" at its resource ID, with its errors as details.
+			if tt.failedID != "" {
+				e := got.Error
+				if e == nil || e.Target != tt.failedID || !strings.HasPrefix(e.Message, "Content validation failed for 'c1") ||
+					len(e.Details) != 1 || e.Details[0].Target != tt.target || e.Details[0].Code != e.Code {
+					t.Errorf("error %+v, want the failure of %s with one detail at %q", e, tt.failedID, tt.target)
+				}
 			}
-			if len(tt.resources) == 2 && tt.status == "Failed" && (got.Error == nil || got.Error.Code != CodeMultipleErrorsOccurred) {
-				t.Errorf("two failures: %+v", got.Error)
+			if len(tt.resources) == 2 && tt.status == "Failed" {
+				e := got.Error
+				if e == nil || e.Code != CodeMultipleErrorsOccurred || e.Message != "Preflight validation failed on multiple resources" ||
+					len(e.Details) != 2 || e.Details[0].Message != "Content validation failed for 'c1/np1'" || e.Details[1].Message != "Content validation failed for 'c1'" {
+					t.Errorf("two failures: %+v", e)
+				}
 			}
 		})
 	}
@@ -90,14 +107,16 @@ func TestPreflightBounds(t *testing.T) {
 	tests := []struct {
 		name string
 		body string
-		// status is the HTTP status; for a 200, the preflight's own.
+		// status is the HTTP status, 200 whatever the content; preflight is the verdict, none for a
+		// deployment refused whole.
 		status    int
 		preflight string
 		// maxCalls bounds the requests to the API, the subscription's read included.
 		maxCalls int
 	}{
 		{name: "800 clusters", body: resources(800, distinct), status: 200, preflight: "Succeeded", maxCalls: 1 + 2*800},
-		{name: "801 clusters", body: resources(801, distinct), status: 400, maxCalls: 1},
+		{name: "801 clusters", body: resources(801, distinct), status: 200, maxCalls: 1},
+		{name: "a body that is not a deployment", body: `{"resources": 7}`, status: 200, maxCalls: 1},
 		{name: "one cluster 800 times", body: resources(800, func(int) (string, string) { return names.ClusterType, "same" }),
 			status: 200, preflight: "Succeeded", maxCalls: 1 + 2},
 		{name: "800 node pools of a cluster not yet created", body: resources(800, func(i int) (string, string) {
@@ -111,13 +130,13 @@ func TestPreflightBounds(t *testing.T) {
 			if rec.Code != tt.status {
 				t.Fatalf("status = %d, want %d: %.500s", rec.Code, tt.status, rec.Body)
 			}
-			if tt.status == 200 {
+			if tt.preflight != "" {
 				var got preflightResponse
 				if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.Status != tt.preflight {
 					t.Errorf("preflight %q, want %q: %.500s", got.Status, tt.preflight, rec.Body)
 				}
-			} else if ce := cloudError(t, rec); ce.Target != "resources" || !strings.Contains(ce.Message, "at most 800") {
-				t.Errorf("error %+v", ce)
+			} else if ce := cloudError(t, rec); ce.Code != CodeInvalidRequestContent || strings.Contains(rec.Body.String(), `"status"`) {
+				t.Errorf("a deployment refused whole: %s, want InvalidRequestContent and no verdict", rec.Body)
 			}
 			if n := len(client.Actions()); n > tt.maxCalls {
 				t.Errorf("%d requests to the API, want at most %d", n, tt.maxCalls)
