@@ -215,6 +215,18 @@ func storedCluster(state hcpv1alpha1.ProvisioningState, deleting bool) *hcpv1alp
 	return c
 }
 
+// storedNodePool is the node pool of testNodePool, done with its last change.
+func storedNodePool() *hcpv1alpha1.NodePool {
+	obj, _ := names.Parse(testNodePool)
+	np := &hcpv1alpha1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.Name, UID: "uid-2", Generation: 1,
+			Annotations: names.ObjectAnnotations(obj), Labels: names.SubscriptionLabels(testSub)},
+		Status: hcpv1alpha1.NodePoolStatus{ProvisioningState: hcpv1alpha1.ProvisioningStateSucceeded},
+	}
+	np.Spec.ClusterName = obj.ClusterName
+	return np
+}
+
 func recordedOperation(request hcpv1alpha1.ARMOperationRequest, generation int64) *hcpv1alpha1.ARMOperation {
 	return &hcpv1alpha1.ARMOperation{
 		ObjectMeta: metav1.ObjectMeta{Name: "op-" + strings.ToLower(string(request)), Labels: names.SubscriptionLabels(testSub)},
@@ -266,6 +278,13 @@ func TestProvisioningStateConflicts(t *testing.T) {
 			method: "PUT", target: testNodePool, body: minimalNodePoolBody, status: 409, message: "Cannot create resource while parent resource is provisioning"},
 		{name: "node pool of a cluster being deleted", objs: []runtime.Object{storedCluster("Deleting", true)},
 			method: "PUT", target: testNodePool, body: minimalNodePoolBody, status: 409, message: "parent resource is deleting"},
+		// A PUT of a node pool that exists replaces it: the refusal says so, as the public frontend's does.
+		{name: "replacing a node pool of a provisioning cluster", objs: []runtime.Object{storedCluster("Provisioning", false), storedNodePool()},
+			method: "PUT", target: testNodePool, body: minimalNodePoolBody, status: 409, message: "Cannot update resource while parent resource is provisioning"},
+		{name: "patching a node pool of a cluster being deleted", objs: []runtime.Object{storedCluster("Deleting", true), storedNodePool()},
+			method: "PATCH", target: testNodePool, body: `{}`, status: 409, message: "Cannot update resource while parent resource is deleting"},
+		{name: "deleting a node pool of a provisioning cluster", objs: []runtime.Object{storedCluster("Provisioning", false), storedNodePool()},
+			method: "DELETE", target: testNodePool, status: 409, message: "Cannot delete resource while parent resource is provisioning"},
 		{name: "node pool of a missing cluster", method: "PUT", target: testNodePool, body: minimalNodePoolBody, status: 404,
 			message: "hcpOpenShiftClusters/Dev-Cluster"},
 		{name: "node pool of an accepted cluster", objs: []runtime.Object{storedCluster("Accepted", false)},

@@ -101,7 +101,17 @@ func putOnce[T any](f *Frontend, k *kind[T], req *request) error {
 		}
 	}
 	if k.parentAllows != nil {
-		if err := k.parentAllows(req, res); err != nil {
+		verb := "create"
+		if found {
+			verb = "update"
+		}
+		if err := k.parentAllows(req, res, verb); err != nil {
+			var busy *CloudError
+			if errors.As(err, &busy) && busy.StatusCode == http.StatusConflict && !req.freshReads {
+				// Whether this PUT creates or replaces is what the refusal says: read, then refuse.
+				req.freshReads = true
+				return errStale
+			}
 			return err
 		}
 	}
@@ -193,7 +203,7 @@ func patchOnce[T any](f *Frontend, k *kind[T], req *request) error {
 		return err
 	}
 	if k.parentAllows != nil {
-		if err := k.parentAllows(req, res); err != nil {
+		if err := k.parentAllows(req, res, "update"); err != nil {
 			return err
 		}
 	}
@@ -375,7 +385,7 @@ func deleteResource[T any](f *Frontend, k *kind[T], req *request) error {
 		return nil
 	}
 	if k.parentAllows != nil {
-		if err := k.parentAllows(req, res); err != nil {
+		if err := k.parentAllows(req, res, "delete"); err != nil {
 			return err
 		}
 	}

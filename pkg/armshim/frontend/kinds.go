@@ -80,8 +80,8 @@ func nodePoolKind(client versioned.Interface, clusters *kind[*hcpv1alpha1.HCPClu
 		},
 		meta:  func(obj *hcpv1alpha1.NodePool) metav1.Object { return obj },
 		state: func(obj *hcpv1alpha1.NodePool) hcpv1alpha1.ProvisioningState { return obj.Status.ProvisioningState },
-		parentAllows: func(req *request, res *armResource) error {
-			_, err := parentCluster(clusters, req, res)
+		parentAllows: func(req *request, res *armResource, verb string) error {
+			_, err := parentCluster(clusters, req, res, verb)
 			return err
 		},
 	}
@@ -119,8 +119,8 @@ func externalAuthKind(client versioned.Interface, clusters *kind[*hcpv1alpha1.HC
 		},
 		meta:  func(obj *hcpv1alpha1.ExternalAuth) metav1.Object { return obj },
 		state: func(obj *hcpv1alpha1.ExternalAuth) hcpv1alpha1.ProvisioningState { return obj.Status.ProvisioningState },
-		parentAllows: func(req *request, res *armResource) error {
-			_, err := parentCluster(clusters, req, res)
+		parentAllows: func(req *request, res *armResource, verb string) error {
+			_, err := parentCluster(clusters, req, res, verb)
 			return err
 		},
 	}
@@ -128,7 +128,7 @@ func externalAuthKind(client versioned.Interface, clusters *kind[*hcpv1alpha1.HC
 
 // parentCluster reads the cluster of a node pool or external auth, which must exist and be neither
 // provisioning nor being deleted for its node pools and external auths to change.
-func parentCluster(clusters *kind[*hcpv1alpha1.HCPCluster], req *request, res *armResource) (*hcpv1alpha1.HCPCluster, error) {
+func parentCluster(clusters *kind[*hcpv1alpha1.HCPCluster], req *request, res *armResource, verb string) (*hcpv1alpha1.HCPCluster, error) {
 	parent := res.clusterOf()
 	cluster, found, err := clusters.getResource(req, parent)
 	if err != nil {
@@ -142,17 +142,7 @@ func parentCluster(clusters *kind[*hcpv1alpha1.HCPCluster], req *request, res *a
 		state = hcpv1alpha1.ProvisioningStateDeleting
 	}
 	if state == hcpv1alpha1.ProvisioningStateProvisioning || state == hcpv1alpha1.ProvisioningStateDeleting {
-		return nil, resourceConflict(res, "Cannot %s resource while parent resource is %s", verbOf(req.r.Method), strings.ToLower(string(state)))
+		return nil, resourceConflict(res, "Cannot %s resource while parent resource is %s", verb, strings.ToLower(string(state)))
 	}
 	return cluster, nil
-}
-
-func verbOf(method string) string {
-	switch method {
-	case "PUT":
-		return "create"
-	case "DELETE":
-		return "delete"
-	}
-	return "update"
 }

@@ -87,7 +87,8 @@ type kind[T any] struct {
 	meta  func(T) metav1.Object
 	state func(T) hcpv1alpha1.ProvisioningState
 	// parentAllows refuses a write while the parent cluster cannot take it.
-	parentAllows func(req *request, res *armResource) error
+	// verb is what the request does to the resource, for the refusal: create, update or delete.
+	parentAllows func(req *request, res *armResource, verb string) error
 }
 
 // isTerminal tells whether nothing is in progress on a resource in state s. An empty state is a
