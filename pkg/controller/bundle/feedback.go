@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -76,6 +77,46 @@ func Refusals(status *protocol.ManifestBundleStatus) string {
 	return strings.Join(reasons, "; ")
 }
 
+// ReasonApplyRetrying says the agent could not apply a bundle for a reason that passes, and retries.
+const ReasonApplyRetrying = "ApplyRetrying"
+
+// passingRefusals are words of refusals a retry gets past: the management cluster's API, or a webhook it
+// calls, down, slow, busy or in a race, rather than saying no to what was applied. Both agents report a
+// refusal as "Failed to apply manifest: " and the API's error, and retry it with backoff.
+var passingRefusals = []string{
+	"internal error occurred",             // a webhook that could not be called, or the API's own failure (500)
+	"timeout:",                            // the API's 504
+	"could not be completed at this time", // the API's server timeout
+	"unable to return a response in the time allotted",
+	"the server is currently unable to handle the request", // 503
+	"too many requests", "try again later",                 // 429
+	"the object has been modified", // a write that lost a race, retried from a fresh read
+	"etcdserver:",
+	"connection refused", "connection reset", "i/o timeout", "context deadline exceeded", "tls handshake timeout",
+	"client connection lost", "unexpected eof", "use of closed network connection",
+	"is being terminated", // a namespace of the same name, from a deleted cluster, still going
+}
+
+// Passing says whether every manifest the agent did not apply was refused for a reason that passes, so
+// that the agent's retries get it applied without a change of the bundle. A refusal the words do not
+// tell, and a bundle refused without a manifest's reason, is lasting: what was sent has to change.
+func Passing(status *protocol.ManifestBundleStatus) bool {
+	refused := 0
+	for _, r := range status.ResourceStatus {
+		for _, c := range r.Conditions {
+			if c.Type != protocol.ConditionApplied || c.Status == metav1.ConditionTrue {
+				continue
+			}
+			refused++
+			message := strings.ToLower(c.Message)
+			if !slices.ContainsFunc(passingRefusals, func(words string) bool { return strings.Contains(message, words) }) {
+				return false
+			}
+		}
+	}
+	return refused > 0
+}
+
 // Delivered is the outcome of a report that every kind words the same way in its Delivered condition.
 type Delivered struct {
 	Status  metav1.ConditionStatus
@@ -96,6 +137,9 @@ func Outcome(report source.BundleStatus, reported bool, generation int64, consum
 	case report.Generation < generation:
 		return Delivered{Status: metav1.ConditionFalse, Reason: "Pending", Feedback: true,
 			Message: fmt.Sprintf("the agent of %s reports generation %d; generation %d is on its way", consumer, report.Generation, generation)}
+	case !meta.IsStatusConditionTrue(report.Status.Conditions, protocol.ConditionApplied) && Passing(report.Status):
+		return Delivered{Status: metav1.ConditionFalse, Reason: ReasonApplyRetrying,
+			Message: "the management cluster has not applied " + what + " yet; its agent retries: " + Refusals(report.Status)}
 	case !meta.IsStatusConditionTrue(report.Status.Conditions, protocol.ConditionApplied):
 		return Delivered{Status: metav1.ConditionFalse, Reason: "ApplyFailed", Failed: true,
 			Message: "the management cluster refused " + what + ": " + Refusals(report.Status)}

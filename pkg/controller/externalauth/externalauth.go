@@ -233,8 +233,11 @@ func (c *Controller) describe(ea *v1alpha1.ExternalAuth, cluster *v1alpha1.HCPCl
 				"the cluster is not on a management cluster yet")
 			return
 		}
-		conditions.Set(&status.Conditions, gen, v1alpha1.ConditionDelivered, metav1.ConditionFalse, ReasonPending,
-			fmt.Sprintf("generation %d is on its way to the cluster's HostedCluster on %s", gen, consumer))
+		message := fmt.Sprintf("generation %d is on its way to the cluster's HostedCluster on %s", gen, consumer)
+		if outcome.Reason == bundle.ReasonApplyRetrying {
+			message = outcome.Message
+		}
+		conditions.Set(&status.Conditions, gen, v1alpha1.ConditionDelivered, metav1.ConditionFalse, ReasonPending, message)
 		bundle.Progress(&status.ProvisioningState, false)
 		return
 	}

@@ -237,6 +237,24 @@ func TestRefusedHostedClusterFailsIt(t *testing.T) {
 	}
 }
 
+// A HostedCluster the management cluster could not apply for a reason that passes (its webhook timed out)
+// is retried by the agent: the external auth waits, saying why, and is not Failed.
+func TestHostedClusterRetriedKeepsItWaiting(t *testing.T) {
+	cluster, mc, ea := objects()
+	tc := newTestController(t, cluster, mc, ea)
+	r := report("", nil)
+	r.Status.Conditions[0].Status = metav1.ConditionFalse
+	r.Status.ResourceStatus[0].Conditions = []metav1.Condition{{Type: protocol.ConditionApplied, Status: metav1.ConditionFalse,
+		Message: `Failed to apply manifest: Internal error occurred: failed calling webhook "hostedclusters.hypershift.openshift.io": context deadline exceeded`}}
+	tc.publisher.Report(r)
+	got := tc.sync(t)
+	delivered := condition(got, v1alpha1.ConditionDelivered)
+	if got.Status.ProvisioningState == v1alpha1.ProvisioningStateFailed || delivered.Status != metav1.ConditionFalse ||
+		!strings.Contains(delivered.Message, "its agent retries") || !strings.Contains(delivered.Message, "context deadline exceeded") {
+		t.Errorf("%s, Delivered %+v; want it waiting for the agent's retry, with the management cluster's words", got.Status.ProvisioningState, delivered)
+	}
+}
+
 // A deleted external auth goes once the applied HostedCluster no longer carries it, and not before.
 func TestDeletedExternalAuthGoesWithItsProvider(t *testing.T) {
 	cluster, mc, ea := objects()

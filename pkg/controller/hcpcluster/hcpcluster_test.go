@@ -275,6 +275,12 @@ func hostedClusterStatus(generation int64, applied bool, available string, histo
 	}}
 }
 
+// refusedWith gives a report's refused HostedCluster the management cluster's words.
+func refusedWith(st source.BundleStatus, message string) source.BundleStatus {
+	st.Status.ResourceStatus[2].Conditions[0].Message = "Failed to apply manifest: " + message
+	return st
+}
+
 // seenBy adds to a report the HostedCluster's generation on the management cluster and the one HyperShift set
 // its conditions on.
 func seenBy(st source.BundleStatus, generation, observed int64) source.BundleStatus {
@@ -306,6 +312,9 @@ func TestApplyReport(t *testing.T) {
 			report: ptr.To(hostedClusterStatus(1, true, "True", string(completed))), wantState: v1alpha1.ProvisioningStateSucceeded, delivered: "Applied"},
 		{name: "refused by the management cluster", generation: 1, state: v1alpha1.ProvisioningStateProvisioning,
 			report: ptr.To(hostedClusterStatus(1, false, "", "")), wantState: v1alpha1.ProvisioningStateFailed, delivered: "ApplyFailed"},
+		{name: "a webhook that timed out is retried by the agent", generation: 1, state: v1alpha1.ProvisioningStateProvisioning,
+			report:    ptr.To(refusedWith(hostedClusterStatus(1, false, "", ""), `Internal error occurred: failed calling webhook "hostedclusters.hypershift.openshift.io": context deadline exceeded`)),
+			wantState: v1alpha1.ProvisioningStateProvisioning, delivered: bundle.ReasonApplyRetrying},
 		{name: "a change of settings HyperShift has not looked at yet", generation: 2, state: v1alpha1.ProvisioningStateUpdating,
 			report: ptr.To(seenBy(hostedClusterStatus(2, true, "True", string(completed)), 3, 2)), wantState: v1alpha1.ProvisioningStateUpdating, delivered: "Applied"},
 		{name: "a change of settings HyperShift took", generation: 2, state: v1alpha1.ProvisioningStateUpdating,
