@@ -227,6 +227,15 @@ func storedNodePool() *hcpv1alpha1.NodePool {
 	return np
 }
 
+// deletingNodePool is storedNodePool being deleted.
+func deletingNodePool() *hcpv1alpha1.NodePool {
+	np := storedNodePool()
+	now := metav1.Now()
+	np.DeletionTimestamp, np.Finalizers = &now, []string{hcpv1alpha1.DeliveryFinalizer}
+	np.Status.ProvisioningState = hcpv1alpha1.ProvisioningStateDeleting
+	return np
+}
+
 func recordedOperation(request hcpv1alpha1.ARMOperationRequest, generation int64) *hcpv1alpha1.ARMOperation {
 	return &hcpv1alpha1.ARMOperation{
 		ObjectMeta: metav1.ObjectMeta{Name: "op-" + strings.ToLower(string(request)), Labels: names.SubscriptionLabels(testSub)},
@@ -285,6 +294,12 @@ func TestProvisioningStateConflicts(t *testing.T) {
 			method: "PATCH", target: testNodePool, body: `{}`, status: 409, message: "Cannot update resource while parent resource is deleting"},
 		{name: "deleting a node pool of a provisioning cluster", objs: []runtime.Object{storedCluster("Provisioning", false), storedNodePool()},
 			method: "DELETE", target: testNodePool, status: 409, message: "Cannot delete resource while parent resource is provisioning"},
+		// The resource's own state is checked before its parent's.
+		{name: "deleting a node pool being deleted, of a cluster being deleted", objs: []runtime.Object{storedCluster("Deleting", true), deletingNodePool(),
+			&hcpv1alpha1.ARMOperation{ObjectMeta: metav1.ObjectMeta{Name: "op-pool-delete", Labels: names.SubscriptionLabels(testSub)},
+				Spec: hcpv1alpha1.ARMOperationSpec{Request: hcpv1alpha1.ARMOperationDelete, SubscriptionID: strings.ToLower(testSub),
+					Target: hcpv1alpha1.ARMOperationTarget{Resource: "nodepools", UID: "uid-2", Generation: 1}}}},
+			method: "DELETE", target: testNodePool, status: 409, message: "Resource is already deleting"},
 		{name: "node pool of a missing cluster", method: "PUT", target: testNodePool, body: minimalNodePoolBody, status: 404,
 			message: "hcpOpenShiftClusters/Dev-Cluster"},
 		{name: "node pool of an accepted cluster", objs: []runtime.Object{storedCluster("Accepted", false)},

@@ -45,9 +45,6 @@ func getResource[T any](f *Frontend, k *kind[T], req *request) error {
 
 // putResource creates (201) or replaces (200) a resource, then records the operation that follows it.
 func putResource[T any](f *Frontend, k *kind[T], req *request) error {
-	if err := checkBodyName(req); err != nil {
-		return err
-	}
 	return retryStale(func() error { return putOnce(f, k, req) })
 }
 
@@ -115,6 +112,9 @@ func putOnce[T any](f *Frontend, k *kind[T], req *request) error {
 			return err
 		}
 	}
+	if err := checkBodyName(req, res); err != nil {
+		return err
+	}
 	return writeResource(f, k, req, res, req.body, existing, found, false)
 }
 
@@ -159,29 +159,22 @@ func (f *Frontend) operationRecorded(req *request, obj metav1.Object, requests .
 // patchResource merges a JSON merge patch onto the resource as the request's api-version shows it,
 // and writes the result as a PUT would.
 func patchResource[T any](f *Frontend, k *kind[T], req *request) error {
-	if err := checkBodyName(req); err != nil {
-		return err
-	}
 	return retryStale(func() error { return patchOnce(f, k, req) })
 }
 
 // checkBodyName refuses a body whose name is not the one its path gives, as the public frontend does
-// (to the letter: a name in another case is another name). The body's id and type are read-only and
-// ignored; a body that is not JSON is refused by its conversion.
-func checkBodyName(req *request) error {
-	var body struct {
-		Name string `json:"name"`
-	}
-	if json.Unmarshal(req.body, &body) != nil || body.Name == "" {
+// once it knows the resource may be written (to the letter: a name in another case is another name, and
+// only the key "name" is the name). The body's id and type are read-only and ignored; a body that is not
+// JSON is refused by its conversion.
+func checkBodyName(req *request, res *armResource) error {
+	var body map[string]json.RawMessage
+	var name string
+	if json.Unmarshal(req.body, &body) != nil || json.Unmarshal(body["name"], &name) != nil || name == "" {
 		return nil
 	}
-	res, err := parseResource(req)
-	if err != nil {
-		return err
-	}
-	if body.Name != res.obj.ID.Name {
+	if name != res.obj.ID.Name {
 		return fieldErrorsToCloudError(field.ErrorList{
-			field.Invalid(field.NewPath("name"), body.Name, "name must match resourceID path: "+res.id)})
+			field.Invalid(field.NewPath("name"), name, "name must match resourceID path: "+res.id)})
 	}
 	return nil
 }
@@ -206,6 +199,10 @@ func patchOnce[T any](f *Frontend, k *kind[T], req *request) error {
 		if err := k.parentAllows(req, res, "update"); err != nil {
 			return err
 		}
+	}
+	// The name the caller sent: the merged document has the resource's own.
+	if err := checkBodyName(req, res); err != nil {
+		return err
 	}
 	current, err := k.toARM(req.resourceAPIVersion(), existing, f.location)
 	if err != nil {
@@ -245,12 +242,15 @@ func patchOnce[T any](f *Frontend, k *kind[T], req *request) error {
 // systemData object: as the public frontend, the shim logs a malformed one and goes on without it,
 // for it says who made the request, not what the request asks for.
 func systemDataHeader(req *request) string {
-	header := req.r.Header.Get(headerSystemData)
-	if _, err := conversion.ParseSystemData(header); err != nil {
-		req.logger.Error(err, "Ignoring the system data header")
-		return ""
+	if req.systemDataRead {
+		return req.systemData
 	}
-	return header
+	req.systemData, req.systemDataRead = req.r.Header.Get(headerSystemData), true
+	if _, err := conversion.ParseSystemData(req.systemData); err != nil {
+		req.logger.Error(err, "Ignoring the system data header")
+		req.systemData = ""
+	}
+	return req.systemData
 }
 
 // writeResource converts body, writes the object and records its operation.
@@ -384,14 +384,11 @@ func deleteResource[T any](f *Frontend, k *kind[T], req *request) error {
 		req.w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	if k.parentAllows != nil {
-		if err := k.parentAllows(req, res, "delete"); err != nil {
-			return err
-		}
-	}
 	meta := k.meta(existing)
 	uid := meta.GetUID()
-	if busy := provisioningConflict(res, actionDelete, k.state(existing), meta.GetDeletionTimestamp() != nil); busy != nil {
+	// The resource's own state first, then its parent's, as the public frontend checks them.
+	busy := provisioningConflict(res, actionDelete, k.state(existing), meta.GetDeletionTimestamp() != nil)
+	if busy != nil {
 		// Already being deleted: by an earlier DELETE, unless that one's operation was never recorded
 		// and this is ARM retrying it.
 		recorded, err := f.operationRecorded(req, meta, hcpv1alpha1.ARMOperationDelete)
@@ -401,7 +398,13 @@ func deleteResource[T any](f *Frontend, k *kind[T], req *request) error {
 		if recorded {
 			return busy
 		}
-	} else {
+	}
+	if k.parentAllows != nil {
+		if err := k.parentAllows(req, res, "delete"); err != nil {
+			return err
+		}
+	}
+	if busy == nil {
 		err = k.delete(req.ctx, res.obj.Namespace, res.obj.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if err != nil {
 			return apiError(req.logger, err, res)

@@ -107,6 +107,8 @@ func TestBodyNameAndSystemData(t *testing.T) {
 		body    string
 		headers []string
 		status  int
+		// missing: a PATCH finds no cluster.
+		missing bool
 		// createdBy is the system data the created cluster answers with.
 		createdBy string
 	}{
@@ -115,6 +117,9 @@ func TestBodyNameAndSystemData(t *testing.T) {
 		{name: "the path's name, any id and type", method: "PUT",
 			body: withEnvelope(`"name": "Dev-Cluster", "id": "/subscriptions/x", "type": "Microsoft.Compute/virtualMachines"`), status: 201},
 		{name: "a PATCH naming another resource", method: "PATCH", body: `{"name": "Other-Cluster", "tags": {"a": "b"}}`, status: 400},
+		{name: "only the key name is the name", method: "PUT", body: withEnvelope(`"NAME": "Other-Cluster", "Name": "x"`), status: 201},
+		// Whether the resource exists comes first.
+		{name: "a PATCH of a missing resource naming another", method: "PATCH", missing: true, body: `{"name": "Other-Cluster"}`, status: 404},
 		{name: "system data that is not JSON", method: "PUT", body: minimalClusterBody,
 			headers: []string{headerSystemData, "im_a_potato_not_a_json"}, status: 201, createdBy: "Unknown-ARO-HCP-frontend"},
 		{name: "system data of an unknown kind of creator", method: "PUT", body: minimalClusterBody,
@@ -125,7 +130,7 @@ func TestBodyNameAndSystemData(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f, _ := newTestFrontend(t, subscription(hcpv1alpha1.ARMSubscriptionRegistered))
-			if tt.method == "PATCH" {
+			if tt.method == "PATCH" && !tt.missing {
 				if rec := call(f, "PUT", testCluster+"?api-version="+testAPI, minimalClusterBody); rec.Code != 201 {
 					t.Fatalf("creating the cluster: %d %s", rec.Code, rec.Body)
 				}
@@ -133,6 +138,9 @@ func TestBodyNameAndSystemData(t *testing.T) {
 			rec := call(f, tt.method, testCluster+"?api-version="+testAPI, tt.body, tt.headers...)
 			if rec.Code != tt.status {
 				t.Fatalf("status = %d, want %d: %s", rec.Code, tt.status, rec.Body)
+			}
+			if tt.status == 404 {
+				return
 			}
 			if tt.status == 400 {
 				ce := cloudError(t, rec)

@@ -43,7 +43,8 @@ type preflightRun struct {
 // same conversion, then a dry-run write, so that the API's validation and admission run. Resources of
 // other types, api-versions the shim does not serve, template expressions and resources that cannot be
 // read are left to the deployment. As the public frontend, preflight answers 200 whatever the content
-// (ARM reads the verdict from the body); only the service's own failure is a 5xx.
+// (ARM reads the verdict from the body); the service's own failure, or its throttling, is not the
+// content's and is answered as it is, for ARM to retry.
 func (f *Frontend) preflight(req *request) error {
 	var deployment struct {
 		Resources []json.RawMessage `json:"resources"`
@@ -68,7 +69,7 @@ func (f *Frontend) preflight(req *request) error {
 			continue
 		}
 		ce := apiError(req.logger, err, nil)
-		if ce.StatusCode >= http.StatusInternalServerError {
+		if ce.StatusCode >= http.StatusInternalServerError || ce.StatusCode == http.StatusTooManyRequests {
 			return ce
 		}
 		f.inARMTerms(req, ce)
@@ -188,6 +189,11 @@ func dryRun[T any](k *kind[T], req *request, res *armResource, creq conversion.R
 		meta := k.meta(obj)
 		meta.SetLabels(labels.Merge(meta.GetLabels(), names.SubscriptionLabels(res.subscription())))
 		_, err = k.create(req.ctx, obj, metav1.CreateOptions{DryRun: dry})
+	}
+	if isStaleWrite(err) {
+		// The resource changed since the cache's copy was read: preflight is advice, and the deployment's
+		// own write will meet whatever it has become.
+		return nil
 	}
 	if err != nil {
 		return apiError(req.logger, err, res)

@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
+
 	hcpv1alpha1 "github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
 	"github.com/aro-hcp/hcp-apiserver/pkg/armshim/names"
 )
@@ -161,5 +165,19 @@ func BenchmarkPreflight800(b *testing.B) {
 		if rec := call(f, "POST", testRGPath+"/providers/Microsoft.RedHatOpenShift/deployments/d1/preflight?api-version="+testAPI, body); rec.Code != 200 {
 			b.Fatalf("%d %.300s", rec.Code, rec.Body)
 		}
+	}
+}
+
+// TestPreflightThrottledIsNotAVerdict: the API throttling preflight's dry runs is the service's state, not
+// the template's: ARM hears 429 and retries, where a Failed verdict would fail the deployment.
+func TestPreflightThrottledIsNotAVerdict(t *testing.T) {
+	f, client := newTestFrontend(t, subscription(hcpv1alpha1.ARMSubscriptionRegistered))
+	client.PrependReactor("create", "hcpclusters", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewTooManyRequests("slow down", 3)
+	})
+	body := `{"resources":[{"type":"` + names.ClusterType + `","name":"c1","apiVersion":"` + testAPI + `",` + strings.TrimPrefix(minimalClusterBody, "{") + `]}`
+	rec := call(f, "POST", testRGPath+"/providers/Microsoft.RedHatOpenShift/deployments/d1/preflight?api-version="+testAPI, body)
+	if rec.Code != 429 || rec.Header().Get("Retry-After") != "3" || strings.Contains(rec.Body.String(), `"status"`) {
+		t.Errorf("%d Retry-After %q %s; want 429 with the API's Retry-After and no verdict", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
 	}
 }

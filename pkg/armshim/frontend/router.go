@@ -100,6 +100,9 @@ type request struct {
 	// resource is the path's resource once parseResource parsed it: the path's check and the handler
 	// both need it, and parsing an ARM ID is a good part of what the shim does for a request.
 	resource *armResource
+	// systemData is the system data header once systemDataHeader read it (systemDataRead).
+	systemData     string
+	systemDataRead bool
 }
 
 func (r *request) resourceAPIVersion() conversion.APIVersion {
