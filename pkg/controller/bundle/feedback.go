@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,27 +81,36 @@ func Refusals(status *protocol.ManifestBundleStatus) string {
 // ReasonApplyRetrying says the agent could not apply a bundle for a reason that passes, and retries.
 const ReasonApplyRetrying = "ApplyRetrying"
 
+// RetryLimit is how long an object waits for its agent to get past refusals that pass: a webhook down for
+// longer, or an API that long unable to take the write, is the failure it has become, and says so.
+const RetryLimit = 10 * time.Minute
+
 // passingRefusals are words of refusals a retry gets past: the management cluster's API, or a webhook it
-// calls, down, slow, busy or in a race, rather than saying no to what was applied. Both agents report a
-// refusal as "Failed to apply manifest: " and the API's error, and retry it with backoff.
+// calls, unreachable, slow or busy, or a write that lost a race. Both agents report a refusal as "Failed to
+// apply manifest: " and the API's error, and retry it with backoff.
 var passingRefusals = []string{
-	"internal error occurred",             // a webhook that could not be called, or the API's own failure (500)
-	"timeout:",                            // the API's 504
-	"could not be completed at this time", // the API's server timeout
-	"unable to return a response in the time allotted",
-	"the server is currently unable to handle the request", // 503
-	"too many requests", "try again later",                 // 429
-	"the object has been modified", // a write that lost a race, retried from a fresh read
-	"etcdserver:",
-	"connection refused", "connection reset", "i/o timeout", "context deadline exceeded", "tls handshake timeout",
-	"client connection lost", "unexpected eof", "use of closed network connection",
-	"is being terminated", // a namespace of the same name, from a deleted cluster, still going
+	// The network between them, or to a webhook: failed calling webhook "...": ... context deadline exceeded.
+	"context deadline exceeded", "connection refused", "connection reset by peer", "i/o timeout",
+	"tls handshake timeout", "http2: client connection lost", "use of closed network connection", "no route to host",
+	"request did not complete within",                       // the API's 504
+	"could not be completed at this time, please try again", // the API's server timeout
+	"the server is currently unable to handle the request",  // 503
+	"too many requests",                                     // 429
+	"the object has been modified",                          // a write that lost a race, retried from a fresh read
+	"etcdserver: request timed out", "etcdserver: leader changed",
+	"because it is being terminated", // a namespace of the same name, from a deleted cluster, still going
 }
 
-// Passing says whether every manifest the agent did not apply was refused for a reason that passes, so
-// that the agent's retries get it applied without a change of the bundle. A refusal the words do not
-// tell, and a bundle refused without a manifest's reason, is lasting: what was sent has to change.
-func Passing(status *protocol.ManifestBundleStatus) bool {
+// lastingRefusals are words that say no to what was applied whatever else the message quotes: a
+// webhook's denial or an invalid object can name any text of the customer's.
+var lastingRefusals = []string{"denied the request", " is invalid", "no matches for kind"}
+
+// passingSince says whether every manifest the agent did not apply was refused for a reason that passes,
+// so that the agent's retries get it applied without a change of the bundle, and since when the first of
+// them is refused (its Applied condition's transition). A refusal the words do not tell, and a bundle
+// refused without a manifest's reason, is lasting: what was sent has to change.
+func passingSince(status *protocol.ManifestBundleStatus) (time.Time, bool) {
+	var since time.Time
 	refused := 0
 	for _, r := range status.ResourceStatus {
 		for _, c := range r.Conditions {
@@ -109,12 +119,20 @@ func Passing(status *protocol.ManifestBundleStatus) bool {
 			}
 			refused++
 			message := strings.ToLower(c.Message)
-			if !slices.ContainsFunc(passingRefusals, func(words string) bool { return strings.Contains(message, words) }) {
-				return false
+			contains := func(words string) bool { return strings.Contains(message, words) }
+			if slices.ContainsFunc(lastingRefusals, contains) || !slices.ContainsFunc(passingRefusals, contains) {
+				return time.Time{}, false
+			}
+			if t := c.LastTransitionTime.Time; since.IsZero() || !t.IsZero() && t.Before(since) {
+				since = t
 			}
 		}
 	}
-	return refused > 0
+	if since.IsZero() {
+		// An agent that keeps no transition time: the wait is counted from this report.
+		since = time.Now()
+	}
+	return since, refused > 0
 }
 
 // Delivered is the outcome of a report that every kind words the same way in its Delivered condition.
@@ -125,6 +143,8 @@ type Delivered struct {
 	// Feedback says the report is of an applied generation, whose feedback the kind reads next; Failed
 	// says the management cluster refused the manifests.
 	Feedback, Failed bool
+	// RecheckAfter, while the agent retries, is when the wait ends without a new report.
+	RecheckAfter time.Duration
 }
 
 // Outcome words a report of the bundle of an object at generation, delivered to consumer; what names
@@ -137,10 +157,15 @@ func Outcome(report source.BundleStatus, reported bool, generation int64, consum
 	case report.Generation < generation:
 		return Delivered{Status: metav1.ConditionFalse, Reason: "Pending", Feedback: true,
 			Message: fmt.Sprintf("the agent of %s reports generation %d; generation %d is on its way", consumer, report.Generation, generation)}
-	case !meta.IsStatusConditionTrue(report.Status.Conditions, protocol.ConditionApplied) && Passing(report.Status):
-		return Delivered{Status: metav1.ConditionFalse, Reason: ReasonApplyRetrying,
-			Message: "the management cluster has not applied " + what + " yet; its agent retries: " + Refusals(report.Status)}
 	case !meta.IsStatusConditionTrue(report.Status.Conditions, protocol.ConditionApplied):
+		if since, ok := passingSince(report.Status); ok {
+			if left := RetryLimit - time.Since(since); left > 0 {
+				return Delivered{Status: metav1.ConditionFalse, Reason: ReasonApplyRetrying, RecheckAfter: left + time.Second,
+					Message: "the management cluster has not applied " + what + " yet; its agent retries: " + Refusals(report.Status)}
+			}
+			return Delivered{Status: metav1.ConditionFalse, Reason: "ApplyFailed", Failed: true,
+				Message: fmt.Sprintf("the management cluster has not applied %s for %v: %s", what, RetryLimit, Refusals(report.Status))}
+		}
 		return Delivered{Status: metav1.ConditionFalse, Reason: "ApplyFailed", Failed: true,
 			Message: "the management cluster refused " + what + ": " + Refusals(report.Status)}
 	default:

@@ -196,9 +196,9 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return 0, nil
 	}
 	status := ea.Status.DeepCopy()
-	c.describe(ea, cluster, status, report, reported, hostedCluster)
+	recheck := c.describe(ea, cluster, status, report, reported, hostedCluster)
 	if apiequality.Semantic.DeepEqual(status, &ea.Status) {
-		return 0, nil
+		return recheck, nil
 	}
 	updated := ea.DeepCopy()
 	updated.Status = *status
@@ -206,13 +206,14 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	if apierrors.IsNotFound(err) {
 		return 0, nil
 	}
-	return 0, err
+	return recheck, err
 }
 
 // describe writes into status where the external auth stands: Delivered says whether the applied
-// HostedCluster carries its generation, Available whether its clients can sign in.
+// HostedCluster carries its generation, Available whether its clients can sign in. It returns when to look
+// again without a new report: while the agent retries, when its time is up.
 func (c *Controller) describe(ea *v1alpha1.ExternalAuth, cluster *v1alpha1.HCPCluster, status *v1alpha1.ExternalAuthStatus,
-	report source.BundleStatus, reported bool, hostedCluster map[string]string) {
+	report source.BundleStatus, reported bool, hostedCluster map[string]string) time.Duration {
 	gen := ea.Generation
 	applied := hostedCluster[render.FeedbackExternalAuth]
 	status.ObservedGeneration = gen
@@ -226,20 +227,20 @@ func (c *Controller) describe(ea *v1alpha1.ExternalAuth, cluster *v1alpha1.HCPCl
 	case outcome.Failed:
 		conditions.Set(&status.Conditions, gen, v1alpha1.ConditionDelivered, metav1.ConditionFalse, ReasonApplyFailed, outcome.Message)
 		status.ProvisioningState = v1alpha1.ProvisioningStateFailed
-		return
+		return 0
 	default:
 		if consumer == "" {
 			conditions.Set(&status.Conditions, gen, v1alpha1.ConditionDelivered, metav1.ConditionFalse, ReasonPending,
 				"the cluster is not on a management cluster yet")
-			return
+			return 0
 		}
-		message := fmt.Sprintf("generation %d is on its way to the cluster's HostedCluster on %s", gen, consumer)
+		reason, message := ReasonPending, fmt.Sprintf("generation %d is on its way to the cluster's HostedCluster on %s", gen, consumer)
 		if outcome.Reason == bundle.ReasonApplyRetrying {
-			message = outcome.Message
+			reason, message = outcome.Reason, outcome.Message
 		}
-		conditions.Set(&status.Conditions, gen, v1alpha1.ConditionDelivered, metav1.ConditionFalse, ReasonPending, message)
+		conditions.Set(&status.Conditions, gen, v1alpha1.ConditionDelivered, metav1.ConditionFalse, reason, message)
 		bundle.Progress(&status.ProvisioningState, false)
-		return
+		return outcome.RecheckAfter
 	}
 	awaited, err := render.AwaitedClientSecrets(ea, hostedCluster[render.FeedbackOIDCClients])
 	// Once HyperShift has taken this generation, a later change of the HostedCluster (the cluster's own, or
@@ -266,6 +267,7 @@ func (c *Controller) describe(ea *v1alpha1.ExternalAuth, cluster *v1alpha1.HCPCl
 			"the cluster's API server accepts the identity provider's tokens, and every client has what it needs")
 		status.ProvisioningState = v1alpha1.ProvisioningStateSucceeded
 	}
+	return 0
 }
 
 func quoteAll(names []string) string {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
+	"github.com/aro-hcp/hcp-apiserver/pkg/controller/bundle"
 	"github.com/aro-hcp/hcp-apiserver/pkg/controller/controllertest"
 	"github.com/aro-hcp/hcp-apiserver/pkg/generated/clientset/versioned/fake"
 	informers "github.com/aro-hcp/hcp-apiserver/pkg/generated/informers/externalversions"
@@ -249,7 +250,7 @@ func TestHostedClusterRetriedKeepsItWaiting(t *testing.T) {
 	tc.publisher.Report(r)
 	got := tc.sync(t)
 	delivered := condition(got, v1alpha1.ConditionDelivered)
-	if got.Status.ProvisioningState == v1alpha1.ProvisioningStateFailed || delivered.Status != metav1.ConditionFalse ||
+	if got.Status.ProvisioningState == v1alpha1.ProvisioningStateFailed || delivered.Status != metav1.ConditionFalse || delivered.Reason != bundle.ReasonApplyRetrying ||
 		!strings.Contains(delivered.Message, "its agent retries") || !strings.Contains(delivered.Message, "context deadline exceeded") {
 		t.Errorf("%s, Delivered %+v; want it waiting for the agent's retry, with the management cluster's words", got.Status.ProvisioningState, delivered)
 	}

@@ -189,11 +189,11 @@ func (a *adapter) externalAuth(cluster *v1alpha1.HCPCluster) (*v1alpha1.External
 }
 
 // report turns the agent's last report into the cluster's status, fails a cluster past its creation
-// deadline, and returns when to look again for that deadline.
+// deadline, and returns when to look again for that deadline or the end of the agent's retries.
 func (a *adapter) report(cluster *v1alpha1.HCPCluster, report source.BundleStatus, reported bool, consumer string) time.Duration {
-	applyReport(cluster, report, reported, consumer, a.opts.Render)
+	recheck := applyReport(cluster, report, reported, consumer, a.opts.Render)
 	if cluster.Status.ProvisioningState == v1alpha1.ProvisioningStateSucceeded || everSucceeded(cluster) {
-		return 0
+		return recheck
 	}
 	// Checked after the report: the agent's Progressing must not hide why it failed.
 	left := a.opts.CreateDeadline - a.now().Sub(deliverableSince(cluster))
@@ -202,6 +202,9 @@ func (a *adapter) report(cluster *v1alpha1.HCPCluster, report source.BundleStatu
 		clusterstatus.SetCondition(cluster, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "DeadlineExceeded",
 			fmt.Sprintf("the cluster did not become available within %v", a.opts.CreateDeadline))
 		return 0
+	}
+	if recheck > 0 && recheck < left {
+		return recheck
 	}
 	return left + time.Second
 }

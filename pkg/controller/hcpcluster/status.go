@@ -3,6 +3,7 @@ package hcpcluster
 import (
 	"encoding/json"
 	"net"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,16 +17,17 @@ import (
 )
 
 // applyReport writes into cluster what the agent of consumer reported of its bundle (reported is false
-// while nothing came back yet), with the addresses the service settings o give the cluster.
-func applyReport(cluster *v1alpha1.HCPCluster, st source.BundleStatus, reported bool, consumer string, o render.Options) {
+// while nothing came back yet), with the addresses the service settings o give the cluster. It returns
+// when to look again without a new report: while the agent retries, when its time is up.
+func applyReport(cluster *v1alpha1.HCPCluster, st source.BundleStatus, reported bool, consumer string, o render.Options) time.Duration {
 	delivered := bundle.Outcome(st, reported, cluster.Generation, consumer, "the cluster's manifests")
 	clusterstatus.SetCondition(cluster, v1alpha1.ConditionDelivered, delivered.Status, delivered.Reason, delivered.Message)
 	switch {
 	case delivered.Failed:
 		cluster.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
-		return
+		return 0
 	case !delivered.Feedback:
-		return
+		return delivered.RecheckAfter
 	case delivered.Reason == "Applied":
 		cluster.Status.ObservedGeneration = st.Generation
 	}
@@ -85,6 +87,7 @@ func applyReport(cluster *v1alpha1.HCPCluster, st source.BundleStatus, reported 
 		// A service that provisions Azure says the cluster's names resolve before it is Succeeded.
 		!meta.IsStatusConditionFalse(cluster.Status.Conditions, v1alpha1.ConditionDNSReady)
 	bundle.Progress(&cluster.Status.ProvisioningState, succeeded)
+	return 0
 }
 
 // versionHistory decodes a HyperShift version history, newest first.

@@ -131,12 +131,12 @@ func (a *adapter) Plan(np *v1alpha1.NodePool, consumer string) (bundle.Plan[*v1a
 		Render:       func() (*protocol.ManifestBundle, error) { return render.NodePoolBundle(cluster, np, image, a.render) },
 		RenderFailed: func(np *v1alpha1.NodePool, err error) { failed(np, "RenderFailed", err.Error()) },
 		Report: func(np *v1alpha1.NodePool, report source.BundleStatus, reported bool) time.Duration {
-			applyReport(np, report, reported, consumer, desired)
+			recheck := applyReport(np, report, reported, consumer, desired)
 			if np.Spec.Version.ID != "" {
 				np.Status.DesiredVersion = desired
 				a.moveAlongGraph(np, cluster)
 			}
-			return 0
+			return recheck
 		},
 	}, nil
 }

@@ -3,6 +3,7 @@ package nodepool
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,18 +36,19 @@ func setWaiting(np *v1alpha1.NodePool, reason, message string) {
 }
 
 // applyReport writes into np what the agent of consumer reported of its bundle (reported is false while
-// nothing came back yet). desired is the version the pool's nodes are to run.
-func applyReport(np *v1alpha1.NodePool, st source.BundleStatus, reported bool, consumer, desired string) {
+// nothing came back yet). desired is the version the pool's nodes are to run. It returns when to look again
+// without a new report: while the agent retries, when its time is up.
+func applyReport(np *v1alpha1.NodePool, st source.BundleStatus, reported bool, consumer, desired string) time.Duration {
 	delivered := bundle.Outcome(st, reported, np.Generation, consumer, "the node pool's manifests")
 	setCondition(np, v1alpha1.ConditionDelivered, delivered.Status, delivered.Reason, delivered.Message)
 	switch {
 	case delivered.Failed:
 		setWaiting(np, "ApplyFailed", delivered.Message)
 		np.Status.ProvisioningState = v1alpha1.ProvisioningStateFailed
-		return
+		return 0
 	case !delivered.Feedback:
 		setWaiting(np, v1alpha1.NodePoolReasonWaitingForDelivery, delivered.Message)
-		return
+		return delivered.RecheckAfter
 	case delivered.Reason == "Pending":
 		setWaiting(np, v1alpha1.NodePoolReasonWaitingForDelivery, delivered.Message)
 	default:
@@ -93,6 +95,7 @@ func applyReport(np *v1alpha1.NodePool, st source.BundleStatus, reported bool, c
 	}
 
 	bundle.Progress(&np.Status.ProvisioningState, done)
+	return 0
 }
 
 // setReady sets Ready from what HyperShift reported of an applied bundle: Provisioning until the nodes
