@@ -370,6 +370,12 @@ func nodePoolStatus(generation int64, applied bool, ready string, replicas int64
 	}}
 }
 
+// refusedWith gives a report's refused NodePool the management cluster's words.
+func refusedWith(st source.BundleStatus, message string) source.BundleStatus {
+	st.Status.ResourceStatus[0].Conditions[0].Message = "Failed to apply manifest: " + message
+	return st
+}
+
 // seenBy adds to a report the NodePool's generation on the management cluster and the one HyperShift set
 // its conditions on.
 func seenBy(st source.BundleStatus, generation, observed int64) source.BundleStatus {
@@ -422,6 +428,11 @@ func TestApplyReport(t *testing.T) {
 			report:    ptr.To(nodePoolStatus(1, false, "", 0, "", "")),
 			wantState: v1alpha1.ProvisioningStateFailed, delivered: "ApplyFailed",
 			ready: metav1.ConditionFalse, readyReason: "ApplyFailed", readyMsg: "the CRD says no"},
+		{name: "a scale the management cluster's API was too busy to take, retried", generation: 2, state: v1alpha1.ProvisioningStateUpdating, desired: "4.20.8",
+			before:    &metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "NodePoolReady", Message: "as reported"},
+			report:    ptr.To(refusedWith(nodePoolStatus(2, false, "True", 3, "4.20.8", "False"), "the server is currently unable to handle the request")),
+			wantState: v1alpha1.ProvisioningStateUpdating, delivered: bundle.ReasonApplyRetrying,
+			ready: metav1.ConditionTrue, readyReason: "NodePoolReady", readyMsg: "as reported"},
 		{name: "a scale not reported yet", generation: 2, state: v1alpha1.ProvisioningStateUpdating, desired: "4.20.8",
 			report:    ptr.To(nodePoolStatus(1, true, "True", 3, "4.20.8", "False")),
 			wantState: v1alpha1.ProvisioningStateUpdating, delivered: "Pending", progressing: "WaitingForNodes", replicas: 3,
