@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/aro-hcp/hcp-apiserver/apis/hcp/v1alpha1"
@@ -160,6 +161,24 @@ func (h *harness) stored(t *testing.T) *v1alpha1.HCPCluster {
 	return c
 }
 
+// update changes the stored object as a user would, from a fresh read: the reconciler writes its status
+// meanwhile, and a write from an older read is refused as stale.
+func (h *harness) update(t *testing.T, change func(*v1alpha1.HCPCluster)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c, err := h.client.HcpV1alpha1().HCPClusters("ns").Get(context.Background(), "dev", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		change(c)
+		_, err = h.client.HcpV1alpha1().HCPClusters("ns").Update(context.Background(), c, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (h *harness) delivered(t *testing.T) (*metav1.Condition, int64) {
 	c := h.stored(t)
 	return meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionDelivered), c.Status.ObservedGeneration
@@ -195,11 +214,9 @@ func TestBundleIsRenderedOnlyWhenItsInputsChange(t *testing.T) {
 		t.Errorf("rendered %d times for one generation and three reports, want once", renders)
 	}
 
-	c := h.stored(t)
-	c.Generation = 2
-	if _, err := h.client.HcpV1alpha1().HCPClusters("ns").Update(context.Background(), c, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	h.update(t, func(c *v1alpha1.HCPCluster) {
+		c.Generation = 2
+	})
 	eventually(t, "generation 2 published", func() (bool, string) {
 		p.Lock()
 		defer p.Unlock()
@@ -226,11 +243,9 @@ func TestOlderReportDoesNotWin(t *testing.T) {
 	p := controllertest.NewRecordingPublisher()
 	h := newHarness(t, p, p)
 	h.waitForReason(t, "Pending", 0)
-	c := h.stored(t)
-	c.Generation = 2
-	if _, err := h.client.HcpV1alpha1().HCPClusters("ns").Update(context.Background(), c, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	h.update(t, func(c *v1alpha1.HCPCluster) {
+		c.Generation = 2
+	})
 	p.Report(applied(2, 5))
 	h.waitForReason(t, "Applied", 2)
 	p.Report(applied(1, 9))
@@ -273,11 +288,9 @@ func TestDeleteWhilePublishInFlight(t *testing.T) {
 	p := &blockingPublisher{RecordingPublisher: controllertest.NewRecordingPublisher(), applying: make(chan struct{}), release: make(chan struct{})}
 	h := newHarness(t, p, p.RecordingPublisher)
 	<-p.applying
-	c := h.stored(t)
-	c.DeletionTimestamp = ptr.To(metav1.Now())
-	if _, err := h.client.HcpV1alpha1().HCPClusters("ns").Update(context.Background(), c, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	h.update(t, func(c *v1alpha1.HCPCluster) {
+		c.DeletionTimestamp = ptr.To(metav1.Now())
+	})
 	close(p.release)
 	eventually(t, "the delete published", func() (bool, string) {
 		p.Lock()
@@ -318,11 +331,9 @@ func TestObjectWithNothingToPublishKeepsItsBundle(t *testing.T) {
 			}
 
 			h.adapter.hold("")
-			c := h.stored(t)
-			c.Generation = 2
-			if _, err := h.client.HcpV1alpha1().HCPClusters("ns").Update(context.Background(), c, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			h.update(t, func(c *v1alpha1.HCPCluster) {
+				c.Generation = 2
+			})
 			eventually(t, "generation 2 published and kept no more", func() (bool, string) {
 				p.Lock()
 				defer p.Unlock()
@@ -361,12 +372,10 @@ func TestWithdrawnBundleIsKeptNoMore(t *testing.T) {
 	h := newHarnessHolding(t, p, p, "wait")
 	awaitKept(t, p, true, "kept")
 	// In one write: a withdrawal that came with the finalizer still there would rightly delete the bundle.
-	c := h.stored(t)
-	c.Finalizers = nil
-	c.Labels = map[string]string{holdingLabel: "withdraw"}
-	if _, err := h.client.HcpV1alpha1().HCPClusters("ns").Update(context.Background(), c, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	h.update(t, func(c *v1alpha1.HCPCluster) {
+		c.Finalizers = nil
+		c.Labels = map[string]string{holdingLabel: "withdraw"}
+	})
 	awaitKept(t, p, false, "kept no more")
 	p.Lock()
 	defer p.Unlock()
