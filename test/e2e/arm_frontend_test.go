@@ -319,9 +319,9 @@ func frontendSequences() []sequence {
 			externalAuth("properties.claim.mappings.username.prefix", "entra:"), http.StatusBadRequest,
 			invalid("properties.claim.mappings.username.prefix", "~Invalid value: "))}},
 		{name: "external auth of a missing cluster", steps: []step{put("/externalAuths/ea1", externalAuth(), http.StatusNotFound,
-			detail{"ResourceNotFound", "~The resource 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters/", ""})}},
+			detail{"ResourceNotFound", "~The resource 'hcpOpenShiftClusters/", "{cluster}"})}},
 		{name: "node pool of a missing cluster", steps: []step{put("/nodePools/np1", pool(), http.StatusNotFound,
-			detail{"ResourceNotFound", "~The resource 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters/", ""})}},
+			detail{"ResourceNotFound", "~The resource 'hcpOpenShiftClusters/", "{cluster}"})}},
 
 		// A busy resource answers 409 and names itself.
 		{name: "credential while the cluster is being created", steps: []step{created,

@@ -379,7 +379,9 @@ func (c *armClient) listAll(t *testing.T, path, apiVersion string, top int) []st
 	t.Helper()
 	next := c.base + path + "?api-version=" + apiVersion
 	if top > 0 {
-		next += "&$top=" + strconv.Itoa(top)
+		// $top sizes the pages that follow a $skipToken only, as in the public frontend; an empty one
+		// asks for the first page in pages of $top.
+		next += "&$skipToken=&$top=" + strconv.Itoa(top)
 	}
 	var ids []string
 	for pages := 0; next != ""; pages++ {

@@ -44,6 +44,9 @@ func clientError(status int) bool { return status >= 400 && status < 500 }
 // notServerError accepts whatever is not a 5xx: the probe's request may be a valid one.
 func notServerError(status int) bool { return status < 500 }
 
+// answeredOK accepts a 200 only: what the contract answers with its verdict in the body.
+func answeredOK(status int) bool { return status == http.StatusOK }
+
 // probeTimeout is how long one answer may take; a probe still waiting after it is a hang.
 const probeTimeout = 15 * time.Second
 

@@ -436,6 +436,7 @@ func TestPaging(t *testing.T) {
 			wantNext: "https://management.azure.com/x?%24skipToken=TOKEN&api-version=1"},
 		{name: "$top alone is not honoured: the first page has the default size", target: "/x?$top=5", wantTop: 20},
 		{name: "$top beside $skipToken", target: "/x?$top=5&$skipToken=abc", wantTop: 5, wantSkip: "abc"},
+		{name: "$top beside an empty $skipToken: the first page in pages of $top", target: "/x?$skipToken=&$top=3", wantTop: 3},
 		{name: "a larger $top", target: "/x?$top=500&$skipToken=abc", wantTop: 500, wantSkip: "abc"},
 		{name: "more than a page holds is capped", target: "/x?$top=50000&$skipToken=abc", wantTop: maxPageSize, wantSkip: "abc"},
 		{name: "query keys in any case", target: "/x?$TOP=3&$SKIPTOKEN=abc", wantTop: 3, wantSkip: "abc",
