@@ -222,17 +222,22 @@ func TestUnplacedClusterLeavesItAccepted(t *testing.T) {
 	}
 }
 
-// A management cluster that refuses the HostedCluster with the new provider fails the external auth, and
-// says why.
-func TestRefusedHostedClusterFailsIt(t *testing.T) {
+// syncRefused syncs the external auth after its cluster's HostedCluster was refused in the words given.
+func syncRefused(t *testing.T, message string) *v1alpha1.ExternalAuth {
+	t.Helper()
 	cluster, mc, ea := objects()
 	tc := newTestController(t, cluster, mc, ea)
 	r := report("", nil)
 	r.Status.Conditions[0].Status = metav1.ConditionFalse
-	r.Status.ResourceStatus[0].Conditions = []metav1.Condition{{Type: protocol.ConditionApplied, Status: metav1.ConditionFalse,
-		Message: "spec.configuration.authentication: Invalid value"}}
+	r.Status.ResourceStatus[0].Conditions = []metav1.Condition{{Type: protocol.ConditionApplied, Status: metav1.ConditionFalse, Message: message}}
 	tc.publisher.Report(r)
-	got := tc.sync(t)
+	return tc.sync(t)
+}
+
+// A management cluster that refuses the HostedCluster with the new provider fails the external auth, and
+// says why.
+func TestRefusedHostedClusterFailsIt(t *testing.T) {
+	got := syncRefused(t, "spec.configuration.authentication: Invalid value")
 	if got.Status.ProvisioningState != v1alpha1.ProvisioningStateFailed || !strings.Contains(condition(got, v1alpha1.ConditionDelivered).Message, "Invalid value") {
 		t.Errorf("%s, Delivered %+v; want Failed with the management cluster's refusal", got.Status.ProvisioningState, condition(got, v1alpha1.ConditionDelivered))
 	}
@@ -241,14 +246,7 @@ func TestRefusedHostedClusterFailsIt(t *testing.T) {
 // A HostedCluster the management cluster could not apply for a reason that passes (its webhook timed out)
 // is retried by the agent: the external auth waits, saying why, and is not Failed.
 func TestHostedClusterRetriedKeepsItWaiting(t *testing.T) {
-	cluster, mc, ea := objects()
-	tc := newTestController(t, cluster, mc, ea)
-	r := report("", nil)
-	r.Status.Conditions[0].Status = metav1.ConditionFalse
-	r.Status.ResourceStatus[0].Conditions = []metav1.Condition{{Type: protocol.ConditionApplied, Status: metav1.ConditionFalse,
-		Message: `Failed to apply manifest: Internal error occurred: failed calling webhook "hostedclusters.hypershift.openshift.io": context deadline exceeded`}}
-	tc.publisher.Report(r)
-	got := tc.sync(t)
+	got := syncRefused(t, `Failed to apply manifest: Internal error occurred: failed calling webhook "hostedclusters.hypershift.openshift.io": context deadline exceeded`)
 	delivered := condition(got, v1alpha1.ConditionDelivered)
 	if got.Status.ProvisioningState == v1alpha1.ProvisioningStateFailed || delivered.Status != metav1.ConditionFalse || delivered.Reason != bundle.ReasonApplyRetrying ||
 		!strings.Contains(delivered.Message, "its agent retries") || !strings.Contains(delivered.Message, "context deadline exceeded") {
