@@ -211,11 +211,11 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // public frontend answers it: ARM's callers meet one 404 for whatever the provider does not serve.
 func (f *Frontend) route(req *request) (*route, error) {
 	for _, rt := range f.routes {
-		vars, ok := rt.match(req.r.URL.Path)
-		if !ok {
+		// The method first: a map lookup, where matching the path splits it and allocates its variables.
+		if _, ok := rt.methods[req.r.Method]; !ok {
 			continue
 		}
-		if _, ok := rt.methods[req.r.Method]; ok {
+		if vars, ok := rt.match(req.r.URL.Path); ok {
 			req.vars = vars
 			return rt, nil
 		}
